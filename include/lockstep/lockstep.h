@@ -1,0 +1,79 @@
+// lockstep's public API: load a model, compile it for a backend, run it.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/error.h"
+#include "lockstep/tensor.h"
+
+namespace lockstep {
+
+namespace ir {
+class Graph;
+struct Node;
+}  // namespace ir
+
+struct Options {
+  int threads = 0;                            // CPU threads; 0 = all hardware threads
+  std::map<std::string, Shape> input_shapes;  // binds symbolic or overrides input dims
+  int opt_bisect_limit = -1;                  // stop after N pass applications; -1 = all
+  bool print_after_all = false;               // dump the IR to stderr after each pass application
+  bool fuse = true;                           // elementwise epilogue fusion
+  bool safe = false;                          // GPU safe mode: sync, NaN fill, canaries
+  int64_t max_memory_bytes = 0;               // cap on the planned arena; 0 = none
+};
+
+class Model {
+ public:
+  static Model load(const std::string& path);  // ONNX file; throws Error
+  static Model from_graph(ir::Graph graph);
+  const ir::Graph& graph() const { return *graph_; }
+
+ private:
+  std::shared_ptr<const ir::Graph> graph_;
+};
+
+// Receives the value of every kernel boundary (each node's outputs, after its epilogue).
+using TapFn = std::function<void(const ir::Node& node, int output_index, const Tensor& value)>;
+
+struct RunOptions {
+  TapFn tap;  // empty: no taps
+};
+
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  // Inputs in graph-input order; checked for count, dtype and shape.
+  virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options = {}) = 0;
+  virtual const ir::Graph& graph() const = 0;  // the compiled (simplified, fused, planned) graph
+  virtual std::string backend_name() const = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  // False with a reason when the backend cannot run here (no GPU, no driver).
+  virtual bool available(std::string* why_not = nullptr) const = 0;
+  // A reason when the backend cannot run this node, nullopt when it can.
+  virtual std::optional<std::string> unsupported_reason(const ir::Graph& graph, const ir::Node& node) const = 0;
+  // `graph` has been through passes::run_pipeline (shapes known, planned).
+  virtual std::unique_ptr<Executable> compile(const ir::Graph& graph, const Options& options) const = 0;
+};
+
+// "reference", "cpu", "cuda"; nullptr for an unknown name.
+const Backend* find_backend(std::string_view name);
+std::vector<const Backend*> all_backends();  // in that order, available or not
+
+// Binds input shapes and runs the pass pipeline (shape inference, folding, fusion, planning).
+ir::Graph prepare(const Model& model, const Options& options);
+// prepare + backend compile. Throws Error naming the node when the backend cannot run it.
+std::unique_ptr<Executable> compile(const Model& model, std::string_view backend, const Options& options = {});
+
+}  // namespace lockstep

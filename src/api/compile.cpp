@@ -1,0 +1,33 @@
+#include "ir/graph.h"
+#include "lockstep/lockstep.h"
+#include "passes/pipeline.h"
+
+namespace lockstep {
+
+ir::Graph prepare(const Model& model, const Options& options) {
+  ir::Graph graph = model.graph();
+  passes::bind_inputs(graph, options.input_shapes);
+  passes::PipelineOptions pipeline;
+  pipeline.opt_bisect_limit = options.opt_bisect_limit;
+  pipeline.print_after_all = options.print_after_all;
+  pipeline.fuse = options.fuse;
+  pipeline.max_memory_bytes = options.max_memory_bytes;
+  passes::run_pipeline(graph, pipeline);
+  return graph;
+}
+
+std::unique_ptr<Executable> compile(const Model& model, std::string_view backend_name, const Options& options) {
+  const Backend* backend = find_backend(backend_name);
+  if (!backend)
+    throw Error(ErrorCode::InvalidArgument,
+                "unknown backend '" + std::string(backend_name) + "' (known: reference, cpu, cuda)");
+  std::string why;
+  if (!backend->available(&why)) throw Error(ErrorCode::DeviceUnavailable, backend->name() + ": " + why);
+  ir::Graph graph = prepare(model, options);
+  for (const auto& node : graph.nodes)
+    if (auto reason = backend->unsupported_reason(graph, node))
+      throw Error(ErrorCode::UnsupportedOp, backend->name() + " backend: " + *reason, node.name, ir::op_name(node.op));
+  return backend->compile(graph, options);
+}
+
+}  // namespace lockstep

@@ -1,0 +1,48 @@
+// The pass pipeline: one linear function. Every rewrite a pass makes is one counted
+// "application" so that --opt-bisect-limit=N can stop after exactly N of them.
+#pragma once
+
+#include <iosfwd>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace lockstep::passes {
+
+struct PipelineOptions {
+  int opt_bisect_limit = -1;      // -1: no limit
+  bool print_after_all = false;   // dump IR after each pass that changed something
+  std::ostream* dump = nullptr;   // where dumps go; nullptr = std::cerr
+  bool fuse = true;
+  bool plan = true;
+  int64_t max_memory_bytes = 0;   // 0: no cap on the arena
+};
+
+// Counts pass applications and answers whether the next one may happen.
+class PassContext {
+ public:
+  explicit PassContext(const PipelineOptions& options) : options_(options) {}
+  // Call before each rewrite; false once the bisect limit is reached (then skip the rewrite).
+  bool should_apply(const char* pass, const std::string& what);
+  int applications() const { return applications_; }
+  const std::vector<std::string>& log() const { return log_; }  // "#N pass: what"
+  const PipelineOptions& options() const { return options_; }
+
+ private:
+  PipelineOptions options_;
+  int applications_ = 0;
+  std::vector<std::string> log_;
+};
+
+// Sets the shapes of graph inputs: `shapes` binds symbolic dims or overrides; any input left
+// with an unknown dim is an Error(ShapeMismatch) naming the input.
+void bind_inputs(ir::Graph& graph, const std::map<std::string, Shape>& shapes);
+
+// bind_inputs must have run. Runs verify, infer_shapes, fold_constants, eliminate_dead_code,
+// simplify_algebra, fuse_epilogues, eliminate_dead_code, plan_memory (+ check), verify.
+// Returns the log of applications.
+std::vector<std::string> run_pipeline(ir::Graph& graph, const PipelineOptions& options);
+
+}  // namespace lockstep::passes

@@ -1,0 +1,25 @@
+// The float64 reference interpreter: straightforward loops, the executable specification of
+// every op. Floating tensors are computed in double; integer and bool tensors keep their type.
+#pragma once
+
+#include <vector>
+
+#include "ir/graph.h"
+#include "lockstep/lockstep.h"
+
+namespace lockstep::reference {
+
+// Runs the whole graph (epilogues included). Inputs in graph-input order, any floating dtype;
+// floating outputs come back as Float64. `tap` sees every node's outputs (after epilogue).
+std::vector<Tensor> evaluate(const ir::Graph& graph, const std::vector<Tensor>& inputs,
+                             const TapFn& tap = {});
+
+// Evaluates one node (and its epilogue) on the given input values (kNoValue inputs are passed as
+// undefined tensors). Used by constant folding. Floating results are Float64.
+std::vector<Tensor> evaluate_node(const ir::Graph& graph, const ir::Node& node,
+                                  const std::vector<Tensor>& inputs);
+
+// The reference as a Backend ("reference").
+const Backend& backend();
+
+}  // namespace lockstep::reference
