@@ -1,0 +1,64 @@
+// Times one model on one lockstep backend: compile once, warm up, median of timed runs, and
+// the relative L2 error of the output against a float64 oracle. Prints one JSON line.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/npy.h"
+#include "diff/metrics.h"
+#include "lockstep/lockstep.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"lockstep_bench: time a model on a lockstep backend"};
+  std::string model_path, backend = "cpu", ref_path;
+  std::vector<std::string> input_paths;
+  int threads = 0, runs = 10, warmup = 2;
+  app.add_option("model", model_path, "ONNX model")->required();
+  app.add_option("--backend", backend, "reference, cpu or cuda");
+  app.add_option("--inputs", input_paths, ".npy inputs in graph-input order")->required();
+  app.add_option("--ref", ref_path, "float64 oracle .npy for the first output");
+  app.add_option("--threads", threads, "CPU threads (0 = all)");
+  app.add_option("--runs", runs, "timed runs");
+  app.add_option("--warmup", warmup, "untimed runs first");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    using clock = std::chrono::steady_clock;
+    std::vector<lockstep::Tensor> inputs;
+    for (const auto& p : input_paths) inputs.push_back(lockstep::read_npy(p));
+    lockstep::Options options;
+    options.threads = threads;
+    auto t0 = clock::now();
+    auto model = lockstep::Model::load(model_path);
+    auto exe = lockstep::compile(model, backend, options);
+    double compile_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    std::vector<lockstep::Tensor> outputs;
+    for (int i = 0; i < warmup; ++i) outputs = exe->run(inputs);
+    std::vector<double> times;
+    for (int i = 0; i < runs; ++i) {
+      auto t = clock::now();
+      outputs = exe->run(inputs);
+      times.push_back(std::chrono::duration<double, std::milli>(clock::now() - t).count());
+    }
+    std::sort(times.begin(), times.end());
+    nlohmann::json row = {{"model", model_path},   {"backend", backend},
+                          {"threads", threads},    {"runs", runs},
+                          {"median_ms", times[times.size() / 2]}, {"min_ms", times.front()},
+                          {"compile_ms", compile_ms}};
+    if (!ref_path.empty()) {
+      auto m = lockstep::diff::compare(outputs.at(0), lockstep::read_npy(ref_path));
+      row["rel_l2"] = m.rel_l2;
+      row["cosine"] = m.cosine;
+    }
+    std::cout << row.dump() << std::endl;
+  } catch (const std::exception& e) {
+    std::cerr << "lockstep_bench: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

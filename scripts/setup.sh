@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what lockstep needs to build and test on Debian 12 (apt packages by name), then
+# configures and builds into build/. CUDA is built when nvcc is found (PATH or /usr/local/cuda).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
+  libdnnl-dev libopenblas-dev
+  nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libssl-dev zlib1g-dev
+  python3 python3-numpy
+)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+BUILD_DIR="${BUILD_DIR:-build}"
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release ${LOCKSTEP_CMAKE_ARGS:-}
+cmake --build "$BUILD_DIR" -j "$(nproc)"

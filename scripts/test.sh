@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Sets up (apt packages), builds, and runs every test. GPU tests skip with a message when no
+# GPU is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+BUILD_DIR="${BUILD_DIR:-build}"
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" "$@"
