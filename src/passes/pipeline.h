@@ -2,6 +2,7 @@
 // "application" so that --opt-bisect-limit=N can stop after exactly N of them.
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <string>
@@ -13,11 +14,13 @@ namespace lockstep::passes {
 
 struct PipelineOptions {
   int opt_bisect_limit = -1;      // -1: no limit
-  bool print_after_all = false;   // dump IR after each pass that changed something
+  bool print_after_all = false;   // dump the IR after each pass
   std::ostream* dump = nullptr;   // where dumps go; nullptr = std::cerr
   bool fuse = true;
   bool plan = true;
   int64_t max_memory_bytes = 0;   // 0: no cap on the arena
+  // Called after each pass with its name and the graph as it stands (tests run the reference here).
+  std::function<void(const std::string& pass, const ir::Graph& graph)> after_pass;
 };
 
 // Counts pass applications and answers whether the next one may happen.
@@ -36,13 +39,15 @@ class PassContext {
   std::vector<std::string> log_;
 };
 
-// Sets the shapes of graph inputs: `shapes` binds symbolic dims or overrides; any input left
-// with an unknown dim is an Error(ShapeMismatch) naming the input.
+// Sets the shapes of graph inputs: `shapes` (keyed by input name) binds symbolic dims or overrides
+// them, with the same rank; an input left with an unknown dim is an Error(ShapeMismatch) naming the
+// input and its dim_param; a name that is no graph input is an Error(InvalidArgument).
 void bind_inputs(ir::Graph& graph, const std::map<std::string, Shape>& shapes);
 
 // bind_inputs must have run. Runs verify, infer_shapes, fold_constants, eliminate_dead_code,
 // simplify_algebra, fuse_epilogues, eliminate_dead_code, plan_memory (+ check), verify.
-// Returns the log of applications.
+// Returns the log of applications. Tested in tests/passes/pipeline_test.cpp and, on the shared
+// models, tests/passes/preserve_reference_test.cpp.
 std::vector<std::string> run_pipeline(ir::Graph& graph, const PipelineOptions& options);
 
 }  // namespace lockstep::passes
