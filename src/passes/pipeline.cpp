@@ -1,6 +1,115 @@
 #include "passes/pipeline.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include "ir/print.h"
+#include "ir/verify.h"
+#include "passes/check_memory_plan.h"
+#include "passes/eliminate_dead_code.h"
+#include "passes/fuse_epilogues.h"
+#include "passes/plan_memory.h"
+#include "passes/simplify_algebra.h"
+// The reference engineer's passes; until their files land the pipeline runs without them.
+#if __has_include("passes/infer_shapes.h")
+#include "passes/infer_shapes.h"
+#define LOCKSTEP_HAVE_INFER_SHAPES 1
+#endif
+#if __has_include("passes/fold_constants.h")
+#include "passes/fold_constants.h"
+#define LOCKSTEP_HAVE_FOLD_CONSTANTS 1
+#endif
+
 namespace lockstep::passes {
-bool PassContext::should_apply(const char*, const std::string&) { return true; }
-void bind_inputs(ir::Graph&, const std::map<std::string, Shape>&) { throw Error(ErrorCode::Internal, "passes: not implemented yet"); }
-std::vector<std::string> run_pipeline(ir::Graph&, const PipelineOptions&) { throw Error(ErrorCode::Internal, "passes: not implemented yet"); }
+
+bool PassContext::should_apply(const char* pass, const std::string& what) {
+  if (options_.opt_bisect_limit >= 0 && applications_ >= options_.opt_bisect_limit) return false;
+  ++applications_;
+  log_.push_back("#" + std::to_string(applications_) + " " + pass + ": " + what);
+  return true;
+}
+
+void bind_inputs(ir::Graph& graph, const std::map<std::string, Shape>& shapes) {
+  for (const auto& [name, shape] : shapes) {
+    ir::ValueId id = graph.find_value(name);
+    if (id == ir::kNoValue || std::find(graph.inputs.begin(), graph.inputs.end(), id) == graph.inputs.end()) {
+      std::string known;
+      for (ir::ValueId in : graph.inputs) known += (known.empty() ? "" : ", ") + graph.value(in).name;
+      throw Error(ErrorCode::InvalidArgument, "a shape was given for '" + name + "', which is no graph input (inputs: " +
+                                                  known + ")");
+    }
+    ir::Value& value = graph.value(id);
+    if (shape.size() != value.shape.size())
+      throw Error(ErrorCode::ShapeMismatch, "input '" + name + "' has rank " + std::to_string(value.shape.size()) +
+                                                ", the given shape " + shape_str(shape) + " has rank " +
+                                                std::to_string(shape.size()));
+    for (int64_t d : shape)
+      if (d < 0) throw Error(ErrorCode::InvalidArgument, "input '" + name + "': negative dim in " + shape_str(shape));
+    value.shape = shape;
+  }
+  for (ir::ValueId id : graph.inputs) {
+    const ir::Value& value = graph.value(id);
+    for (size_t d = 0; d < value.shape.size(); ++d) {
+      if (value.shape[d] >= 0) continue;
+      std::string param = d < value.dim_params.size() && !value.dim_params[d].empty() ? value.dim_params[d] : "?";
+      throw Error(ErrorCode::ShapeMismatch, "input '" + value.name + "' dim " + std::to_string(d) + " ('" + param +
+                                                "') is unknown: give it with --input-shape " + value.name +
+                                                "=d0,d1,...");
+    }
+  }
+}
+
+namespace {
+
+// Dumps and hands the graph to the test hook after each pass.
+class PassLogger {
+ public:
+  PassLogger(const PipelineOptions& options, const PassContext& ctx) : options_(options), ctx_(ctx) {}
+  void after(const std::string& pass, const ir::Graph& graph) const {
+    if (options_.print_after_all) {
+      std::ostream& out = options_.dump ? *options_.dump : std::cerr;
+      out << "// IR after " << pass << " (applications so far: " << ctx_.applications() << ")\n";
+      ir::print(graph, out);
+    }
+    if (options_.after_pass) options_.after_pass(pass, graph);
+  }
+
+ private:
+  const PipelineOptions& options_;
+  const PassContext& ctx_;
+};
+
+}  // namespace
+
+std::vector<std::string> run_pipeline(ir::Graph& graph, const PipelineOptions& options) {
+  PassContext ctx(options);
+  PassLogger logger(options, ctx);
+  ir::verify(graph);
+#ifdef LOCKSTEP_HAVE_INFER_SHAPES
+  infer_shapes(graph);
+  logger.after("infer_shapes", graph);
+#endif
+#ifdef LOCKSTEP_HAVE_FOLD_CONSTANTS
+  fold_constants(graph, ctx);
+  logger.after("fold_constants", graph);
+#endif
+  eliminate_dead_code(graph, ctx);
+  logger.after("eliminate_dead_code", graph);
+  simplify_algebra(graph, ctx);
+  logger.after("simplify_algebra", graph);
+  if (options.fuse) {
+    fuse_epilogues(graph, ctx);
+    logger.after("fuse_epilogues", graph);
+  }
+  eliminate_dead_code(graph, ctx);
+  logger.after("eliminate_dead_code", graph);
+  if (options.plan) {
+    plan_memory(graph, options.max_memory_bytes);
+    check_memory_plan(graph);
+    logger.after("plan_memory", graph);
+  }
+  ir::verify(graph);
+  return ctx.log();
+}
+
 }  // namespace lockstep::passes

@@ -1,0 +1,13 @@
+// The memory-plan checker (tests/passes/check_memory_plan_test.cpp).
+#pragma once
+
+#include "ir/graph.h"
+
+namespace lockstep::passes {
+
+// Recomputes liveness from the graph, independently of plan_memory, and proves that no two
+// simultaneously live values share a byte and every stored value fits its slot. Throws
+// Error(Internal) naming both values of an overlap (or the one value that is misplaced).
+void check_memory_plan(const ir::Graph& graph);
+
+}  // namespace lockstep::passes

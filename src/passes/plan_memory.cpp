@@ -1,0 +1,118 @@
+#include "passes/plan_memory.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace lockstep::passes {
+
+namespace {
+
+constexpr int64_t kAlignment = 64;
+
+int64_t align_up(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+struct Interval {
+  ir::ValueId id;
+  int first;  // node step that writes it (0 for graph inputs)
+  int last;   // last node step that reads it (inclusive)
+  int64_t bytes;  // aligned
+};
+
+// Live intervals of every stored value, in node steps.
+std::vector<Interval> live_intervals(const ir::Graph& graph) {
+  const int steps = static_cast<int>(graph.nodes.size());
+  std::vector<int> first(graph.values.size(), -1), last(graph.values.size(), -1);
+  for (ir::ValueId id : graph.inputs) first[id] = last[id] = 0;
+  for (int n = 0; n < steps; ++n) {
+    const ir::Node& node = graph.nodes[n];
+    auto read = [&](ir::ValueId id) {
+      if (id != ir::kNoValue && first[id] >= 0) last[id] = std::max(last[id], n);
+    };
+    for (ir::ValueId id : node.inputs) read(id);
+    for (const auto& step : node.epilogue) read(step.operand);
+    for (ir::ValueId id : node.outputs)
+      if (id != ir::kNoValue && !graph.is_constant(id)) first[id] = last[id] = n;
+  }
+  for (ir::ValueId id : graph.outputs)
+    if (first[id] >= 0) last[id] = std::max(last[id], std::max(steps - 1, 0));
+  std::vector<Interval> intervals;
+  for (size_t v = 0; v < graph.values.size(); ++v) {
+    if (first[v] < 0 || graph.values[v].constant.defined()) continue;
+    const ir::Value& value = graph.values[v];
+    if (!value.shape_known())
+      throw Error(ErrorCode::Internal, "plan_memory: value '" + value.name + "' has an unknown shape " +
+                                           shape_str(value.shape) + " (shape inference must run first)");
+    intervals.push_back({static_cast<ir::ValueId>(v), first[v], last[v], align_up(planned_value_bytes(value))});
+  }
+  return intervals;
+}
+
+int64_t peak_live_bytes(const std::vector<Interval>& intervals, int steps) {
+  std::vector<int64_t> delta(static_cast<size_t>(std::max(steps, 1)) + 1, 0);
+  for (const auto& iv : intervals) {
+    delta[iv.first] += iv.bytes;
+    delta[iv.last + 1] -= iv.bytes;
+  }
+  int64_t live = 0, peak = 0;
+  for (int64_t d : delta) peak = std::max(peak, live += d);
+  return peak;
+}
+
+// Lowest offset where `iv` fits beside the already placed intervals that are live with it.
+int64_t lowest_fit(const Interval& iv, const std::vector<Interval>& placed, const std::vector<int64_t>& offsets) {
+  std::vector<std::pair<int64_t, int64_t>> busy;  // [begin, end) bytes
+  for (const auto& other : placed)
+    if (other.first <= iv.last && iv.first <= other.last && other.bytes > 0)
+      busy.push_back({offsets[other.id], offsets[other.id] + other.bytes});
+  std::sort(busy.begin(), busy.end());
+  int64_t candidate = 0;
+  for (const auto& [begin, end] : busy) {
+    if (begin >= candidate + iv.bytes) break;
+    candidate = std::max(candidate, end);
+  }
+  return candidate;
+}
+
+}  // namespace
+
+int64_t planned_value_bytes(const ir::Value& value) {
+  int64_t element = is_floating(value.dtype) ? 4 : value.dtype == DType::Int64 ? 8 : value.dtype == DType::Int32 ? 4 : 1;
+  int64_t count = num_elements(value.shape);
+  if (count > INT64_MAX / element)
+    throw Error(ErrorCode::LimitExceeded, "value '" + value.name + "' " + shape_str(value.shape) + " is too large");
+  return count * element;
+}
+
+void plan_memory(ir::Graph& graph, int64_t max_memory_bytes) {
+  std::vector<Interval> intervals = live_intervals(graph);
+  ir::MemoryPlan plan;
+  plan.offsets.assign(graph.values.size(), -1);
+  plan.sizes.assign(graph.values.size(), 0);
+  for (const auto& iv : intervals) plan.sizes[iv.id] = planned_value_bytes(graph.value(iv.id));
+
+  // Greedy by size: the big buffers claim the low offsets first; ties broken by start, then id,
+  // so the plan is a pure function of the graph.
+  std::vector<Interval> order = intervals;
+  std::sort(order.begin(), order.end(), [](const Interval& a, const Interval& b) {
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    if (a.first != b.first) return a.first < b.first;
+    return a.id < b.id;
+  });
+  std::vector<Interval> placed;
+  for (const auto& iv : order) {
+    int64_t offset = lowest_fit(iv, placed, plan.offsets);
+    plan.offsets[iv.id] = offset;
+    plan.arena_bytes = std::max(plan.arena_bytes, offset + iv.bytes);
+    placed.push_back(iv);
+  }
+  plan.lower_bound_bytes = peak_live_bytes(intervals, static_cast<int>(graph.nodes.size()));
+  if (max_memory_bytes > 0 && plan.arena_bytes > max_memory_bytes)
+    throw Error(ErrorCode::LimitExceeded, "planned arena needs " + std::to_string(plan.arena_bytes) +
+                                              " bytes, cap is " + std::to_string(max_memory_bytes) +
+                                              " (raise max_memory_bytes or use smaller input shapes)");
+  graph.plan = std::move(plan);
+}
+
+}  // namespace lockstep::passes

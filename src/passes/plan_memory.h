@@ -1,0 +1,21 @@
+// Liveness-based memory planning in one arena (tests/passes/plan_memory_test.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "ir/graph.h"
+
+namespace lockstep::passes {
+
+// Bytes a value takes in the arena: numel x (4 floating, 8 int64, 4 int32, 1 bool).
+int64_t planned_value_bytes(const ir::Value& value);
+
+// Sets graph.plan: every non-constant value that is a graph input or produced by a node gets a
+// 64-byte aligned offset; values whose live ranges (inclusive node steps; graph inputs from the
+// start, graph outputs to the end, epilogue operands count as reads) intersect never overlap, so a
+// node's outputs never alias its inputs. Greedy by size, lowest fitting offset. Records
+// lower_bound_bytes, the largest total live at one step. Shapes must be known.
+// Throws Error(LimitExceeded) when max_memory_bytes > 0 and the arena is larger.
+void plan_memory(ir::Graph& graph, int64_t max_memory_bytes = 0);
+
+}  // namespace lockstep::passes
