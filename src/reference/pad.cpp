@@ -1,0 +1,62 @@
+// Reference: Pad (constant, reflect, edge; negative pads crop; optional axes input).
+#include <cstring>
+
+#include "reference/kernels.h"
+
+namespace lockstep::reference {
+
+namespace {
+// Maps a coordinate outside [0, dim) back inside, or -1 for the constant fill.
+int64_t source_coordinate(int64_t i, int64_t dim, const std::string& mode) {
+  if (i >= 0 && i < dim) return i;
+  if (mode == "constant" || dim == 0) return -1;
+  if (mode == "edge") return i < 0 ? 0 : dim - 1;
+  if (dim == 1) return 0;
+  int64_t period = 2 * (dim - 1);  // reflect: ... 2 1 [0 1 2 ... d-1] d-2 ...
+  i %= period;
+  if (i < 0) i += period;
+  return i < dim ? i : period - i;
+}
+}  // namespace
+
+std::vector<Tensor> eval_Pad(const NodeContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  std::string mode = ir::pad_mode(ctx.node);
+  std::vector<int64_t> pads = ctx.has(1) ? ctx.ints(1) : ctx.node.attrs.get_ints("pads");
+  std::vector<int64_t> axes = ctx.has(3) ? ctx.ints(3) : std::vector<int64_t>{};
+  ir::PadAmounts p = ir::pad_amounts(ctx.node, x.shape(), pads, ctx.has(3) ? &axes : nullptr);
+  if (mode == "reflect")
+    for (size_t d = 0; d < x.shape().size(); ++d)
+      if (x.shape()[d] == 0 && (p.begin[d] > 0 || p.end[d] > 0))
+        ctx.fail(ErrorCode::ShapeMismatch, "cannot reflect-pad an empty dimension");
+
+  Tensor fill(x.dtype(), {});
+  if (ctx.has(2) && ctx.in(2).numel() > 0) fill = ctx.in(2).to(x.dtype());
+  else if (!ctx.has(2) && ctx.node.attrs.has("value"))
+    fill = Tensor::scalar<double>(ir::attr_double(ctx.node.attrs.get_float("value", 0.0f))).to(x.dtype());
+
+  Shape out_shape = x.shape();
+  for (size_t d = 0; d < out_shape.size(); ++d) out_shape[d] += p.begin[d] + p.end[d];
+  Tensor out(x.dtype(), out_shape);
+  size_t size = dtype_size(x.dtype()), rank = out_shape.size();
+  auto strides = strides_of(x.shape());
+  auto* dst = static_cast<std::byte*>(out.raw());
+  auto* src = static_cast<const std::byte*>(x.raw());
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    int64_t offset = 0;
+    bool inside = true;
+    for (size_t d = 0; d < rank && inside; ++d) {
+      int64_t c = source_coordinate(index[d] - p.begin[d], x.shape()[d], mode);
+      inside = c >= 0;
+      offset += c * strides[d];
+    }
+    std::memcpy(dst + i * static_cast<int64_t>(size), inside ? src + offset * static_cast<int64_t>(size) : fill.raw(), size);
+    for (size_t d = rank; d-- > 0;)
+      if (++index[d] < out_shape[d]) break;
+      else index[d] = 0;
+  }
+  return {out};
+}
+
+}  // namespace lockstep::reference
