@@ -1,0 +1,16 @@
+// Shared by infer_shapes and fold_constants: evaluating an all-constant node into constants.
+#pragma once
+
+#include "ir/graph.h"
+
+namespace lockstep::passes {
+
+// True when every input and epilogue operand of `node` is a constant (and it has some input).
+bool all_inputs_constant(const ir::Graph& graph, const ir::Node& node);
+// Bytes of the node's outputs at their current (inferred) shapes and dtypes; -1 if unknown.
+int64_t output_bytes(const ir::Graph& graph, const ir::Node& node);
+// Evaluates `node` with the reference and stores its outputs as constants of their values'
+// dtypes (floating results are rounded back to the value's dtype).
+void fold_node(ir::Graph& graph, const ir::Node& node);
+
+}  // namespace lockstep::passes
