@@ -1,0 +1,135 @@
+#include "passes/fuse_epilogues.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/verify.h"
+#include "passes/graph_builder.h"
+
+namespace lockstep {
+namespace {
+
+using ir::Op;
+
+int fuse(ir::Graph& g, int limit = -1) {
+  passes::PipelineOptions options;
+  options.opt_bisect_limit = limit;
+  passes::PassContext ctx(options);
+  passes::fuse_epilogues(g, ctx);
+  ir::verify(g);
+  return ctx.applications();
+}
+
+void expect_step(const ir::EpilogueStep& step, Op op, ir::ValueId operand, bool lhs, const std::string& name) {
+  EXPECT_EQ(step.op, op) << name;
+  EXPECT_EQ(step.operand, operand) << name;
+  EXPECT_EQ(step.operand_is_lhs, lhs) << name;
+  EXPECT_EQ(step.onnx_name, name);
+}
+
+TEST(FuseEpilogues, FoldsConvAddTanhMulLeakyReluChain) {
+  testing::GraphBuilder b;
+  auto x = b.input("x", {1, 2, 8});
+  auto mask = b.input("mask", {1, 1, 8});
+  auto c = b.node(Op::Conv, "conv", {x, b.filled("w", {3, 2, 1}, 0.5f)}, {1, 3, 8});
+  auto bias = b.filled("bias", {1, 3, 1}, 0.1f);
+  auto a = b.node(Op::Add, "add", {c, bias}, {1, 3, 8});
+  auto t = b.node(Op::Tanh, "tanh", {a}, {1, 3, 8});
+  auto m = b.node(Op::Mul, "mul", {mask, t}, {1, 3, 8});
+  ir::Attributes alpha;
+  alpha.set("alpha", 0.2f);
+  auto l = b.node(Op::LeakyRelu, "lrelu", {m}, {1, 3, 8}, DType::Float32, alpha);
+  b.output(l);
+  EXPECT_EQ(fuse(b.graph()), 4);
+  ASSERT_EQ(b.graph().nodes.size(), 1u);
+  const ir::Node& conv = b.graph().nodes[0];
+  EXPECT_EQ(conv.name, "conv");
+  EXPECT_EQ(conv.outputs[0], l);
+  ASSERT_EQ(conv.epilogue.size(), 4u);
+  expect_step(conv.epilogue[0], Op::Add, bias, false, "add");
+  expect_step(conv.epilogue[1], Op::Tanh, ir::kNoValue, false, "tanh");
+  expect_step(conv.epilogue[2], Op::Mul, mask, true, "mul");
+  expect_step(conv.epilogue[3], Op::LeakyRelu, ir::kNoValue, false, "lrelu");
+  EXPECT_FLOAT_EQ(conv.epilogue[3].alpha, 0.2f);
+  EXPECT_EQ(conv.result_onnx_name(), "lrelu");
+  EXPECT_EQ(b.graph().find_node("tanh"), 0);
+}
+
+TEST(FuseEpilogues, OperandMustExistBeforeTheProducer) {
+  // Residual: Add(conv_a, conv_b) may join conv_b (conv_a is ready then), not conv_a.
+  testing::GraphBuilder b;
+  auto x = b.input("x", {1, 2, 8});
+  auto w = b.filled("w", {2, 2, 1}, 0.5f);
+  auto ca = b.node(Op::Conv, "conv_a", {x, w}, {1, 2, 8});
+  auto cb = b.node(Op::Conv, "conv_b", {x, w}, {1, 2, 8});
+  auto s = b.node(Op::Sub, "sub", {ca, cb}, {1, 2, 8});
+  b.output(s);
+  EXPECT_EQ(fuse(b.graph()), 1);
+  ASSERT_EQ(b.graph().nodes.size(), 2u);
+  EXPECT_TRUE(b.graph().nodes[0].epilogue.empty());
+  ASSERT_EQ(b.graph().nodes[1].epilogue.size(), 1u);
+  expect_step(b.graph().nodes[1].epilogue[0], Op::Sub, ca, true, "sub");
+}
+
+TEST(FuseEpilogues, GatedActivationFusesMulIntoTheLaterActivation) {
+  // conv -> slice/slice -> tanh, sigmoid -> mul: Slices break the chain at the conv.
+  testing::GraphBuilder b;
+  auto x = b.input("x", {1, 4, 8});
+  auto c = b.node(Op::Conv, "conv", {x, b.filled("w", {4, 4, 1}, 0.5f)}, {1, 4, 8});
+  auto axis = b.ints("axis", {1});
+  auto lo = b.node(Op::Slice, "lo", {c, b.ints("s0", {0}), b.ints("e2", {2}), axis}, {1, 2, 8});
+  auto hi = b.node(Op::Slice, "hi", {c, b.ints("s2", {2}), b.ints("e4", {4}), axis}, {1, 2, 8});
+  auto t = b.node(Op::Tanh, "tanh", {lo}, {1, 2, 8});
+  auto s = b.node(Op::Sigmoid, "sigmoid", {hi}, {1, 2, 8});
+  auto m = b.node(Op::Mul, "mul", {t, s}, {1, 2, 8});
+  b.output(m);
+  EXPECT_EQ(fuse(b.graph()), 1);
+  ASSERT_EQ(b.graph().nodes.size(), 5u);
+  const ir::Node& sigmoid = b.graph().nodes[4];
+  EXPECT_EQ(sigmoid.name, "sigmoid");
+  ASSERT_EQ(sigmoid.epilogue.size(), 1u);
+  expect_step(sigmoid.epilogue[0], Op::Mul, t, true, "mul");
+  EXPECT_EQ(sigmoid.outputs[0], m);
+}
+
+TEST(FuseEpilogues, RefusesSharedIntermediatesOutputsAndGrowingBroadcasts) {
+  testing::GraphBuilder b;
+  auto x = b.input("x", {1, 2, 8});
+  auto w = b.filled("w", {2, 2, 1}, 0.5f);
+  // Two readers of the conv output.
+  auto c1 = b.node(Op::Conv, "c1", {x, w}, {1, 2, 8});
+  auto t1 = b.node(Op::Tanh, "t1", {c1}, {1, 2, 8});
+  auto t2 = b.node(Op::Sigmoid, "t2", {c1}, {1, 2, 8});
+  // Intermediate that is a graph output.
+  auto c2 = b.node(Op::Conv, "c2", {t1, w}, {1, 2, 8});
+  auto r2 = b.node(Op::Relu, "r2", {c2}, {1, 2, 8});
+  // Broadcast that grows the shape.
+  auto c3 = b.node(Op::Conv, "c3", {t2, b.filled("w1", {1, 2, 8}, 0.5f)}, {1, 1, 1});
+  auto grow = b.node(Op::Add, "grow", {c3, x}, {1, 2, 8});
+  // x * x reads the intermediate twice.
+  auto c4 = b.node(Op::Conv, "c4", {grow, w}, {1, 2, 8});
+  auto sq = b.node(Op::Mul, "square", {c4, c4}, {1, 2, 8});
+  b.output(c2);
+  b.output(r2);
+  b.output(sq);
+  EXPECT_EQ(fuse(b.graph()), 0);
+  EXPECT_EQ(b.graph().nodes.size(), 9u);
+}
+
+TEST(FuseEpilogues, BisectLimitStopsMidChain) {
+  testing::GraphBuilder b;
+  auto x = b.input("x", {2, 3});
+  auto mm = b.node(Op::MatMul, "mm", {x, b.filled("w", {3, 3}, 0.5f)}, {2, 3});
+  auto e = b.node(Op::Exp, "exp", {mm}, {2, 3});
+  auto n = b.node(Op::Neg, "neg", {e}, {2, 3});
+  auto q = b.node(Op::Sqrt, "sqrt", {n}, {2, 3});
+  b.output(q);
+  EXPECT_EQ(fuse(b.graph(), 2), 2);
+  ASSERT_EQ(b.graph().nodes.size(), 2u);
+  EXPECT_EQ(b.graph().nodes[0].epilogue.size(), 2u);
+  EXPECT_EQ(b.graph().nodes[0].outputs[0], n);
+  EXPECT_EQ(b.graph().nodes[1].name, "sqrt");
+  EXPECT_EQ(b.graph().nodes[1].inputs[0], n);
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,129 @@
+#include "passes/plan_memory.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/verify.h"
+#include "passes/check_memory_plan.h"
+#include "passes/graph_builder.h"
+
+namespace lockstep {
+namespace {
+
+using ir::Op;
+
+bool overlaps(const ir::MemoryPlan& plan, ir::ValueId a, ir::ValueId b) {
+  return plan.offsets[a] < plan.offsets[b] + plan.sizes[b] && plan.offsets[b] < plan.offsets[a] + plan.sizes[a];
+}
+
+TEST(PlanMemory, ChainReusesDeadBuffersButNeverANodesOwnInputs) {
+  testing::GraphBuilder b;
+  auto x = b.input("x", {16, 16});  // 1024 bytes each
+  auto t = b.node(Op::Tanh, "t", {x}, {16, 16});
+  auto s = b.node(Op::Sigmoid, "s", {t}, {16, 16});
+  auto r = b.node(Op::Relu, "r", {s}, {16, 16});
+  b.output(r);
+  passes::plan_memory(b.graph());
+  const auto& plan = *b.graph().plan;
+  EXPECT_EQ(plan.lower_bound_bytes, 2048);  // two values live at every step
+  EXPECT_EQ(plan.arena_bytes, 2048);
+  EXPECT_FALSE(overlaps(plan, x, t));
+  EXPECT_FALSE(overlaps(plan, t, s));
+  EXPECT_FALSE(overlaps(plan, s, r));
+  EXPECT_TRUE(overlaps(plan, x, s));  // x is dead once t exists
+  for (auto v : {x, t, s, r}) EXPECT_EQ(plan.sizes[v], 1024);
+  passes::check_memory_plan(b.graph());
+  ir::verify(b.graph());
+}
+
+TEST(PlanMemory, EpilogueOperandsAndGraphOutputsStayLive) {
+  testing::GraphBuilder b;
+  auto x = b.input("x", {16, 16});
+  auto e = b.node(Op::Exp, "e", {x}, {16, 16});       // read only by the epilogue of the last node
+  auto t = b.node(Op::Tanh, "t", {x}, {16, 16});      // graph output, produced early
+  auto s = b.node(Op::Sigmoid, "s", {t}, {16, 16});
+  auto n = b.node(Op::Neg, "n", {s}, {16, 16});
+  b.graph().nodes.back().epilogue.push_back({Op::Add, e, false, 0.0f, "add"});
+  b.output(t);
+  b.output(n);
+  passes::plan_memory(b.graph());
+  const auto& plan = *b.graph().plan;
+  EXPECT_FALSE(overlaps(plan, e, s));
+  EXPECT_FALSE(overlaps(plan, e, n));
+  EXPECT_FALSE(overlaps(plan, t, n));
+  EXPECT_GE(plan.arena_bytes, plan.lower_bound_bytes);
+  passes::check_memory_plan(b.graph());
+}
+
+TEST(PlanMemory, SizesByDtypeConstantsUnplannedOffsetsAligned) {
+  testing::GraphBuilder b;
+  auto x = b.input("x", {3});
+  auto w = b.filled("w", {3}, 2.0f);
+  auto m = b.node(Op::Mul, "m", {x, w}, {3});
+  auto sh = b.node(Op::Shape, "shape", {m}, {1}, DType::Int64);
+  auto eq = b.node(Op::Equal, "eq", {x, w}, {3}, DType::Bool);
+  auto f64 = b.node(Op::Tanh, "f64", {m}, {3}, DType::Float64);
+  for (auto v : {sh, eq, f64}) b.output(v);
+  passes::plan_memory(b.graph());
+  const auto& plan = *b.graph().plan;
+  EXPECT_EQ(plan.offsets[w], -1);
+  EXPECT_EQ(plan.sizes[x], 12);
+  EXPECT_EQ(plan.sizes[sh], 8);
+  EXPECT_EQ(plan.sizes[eq], 3);
+  EXPECT_EQ(plan.sizes[f64], 12);  // floating values are float32 buffers
+  for (auto v : {x, m, sh, eq, f64}) EXPECT_EQ(plan.offsets[v] % 64, 0);
+  passes::check_memory_plan(b.graph());
+}
+
+TEST(PlanMemory, CapOnTheArenaIsEnforced) {
+  testing::GraphBuilder b;
+  auto x = b.input("x", {1024});
+  b.output(b.node(Op::Tanh, "t", {x}, {1024}));
+  try {
+    passes::plan_memory(b.graph(), 4096);
+    FAIL() << "no LimitExceeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::LimitExceeded);
+    EXPECT_NE(std::string(e.what()).find("planned arena needs 8192 bytes, cap is 4096"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(passes::plan_memory(b.graph(), 8192));
+}
+
+TEST(CheckMemoryPlan, CatchesCorruptedPlans) {
+  testing::GraphBuilder b;
+  auto x = b.input("x", {16, 16});
+  auto t = b.node(Op::Tanh, "t", {x}, {16, 16});
+  auto s = b.node(Op::Sigmoid, "s", {t}, {16, 16});
+  b.output(s);
+  passes::plan_memory(b.graph());
+  passes::check_memory_plan(b.graph());
+
+  ir::Graph aliased = b.graph();
+  aliased.plan->offsets[s] = aliased.plan->offsets[t];  // output on top of its node's input
+  try {
+    passes::check_memory_plan(aliased);
+    FAIL() << "overlap not caught";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Internal);
+    EXPECT_NE(std::string(e.what()).find("'t'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'s'"), std::string::npos) << e.what();
+  }
+
+  ir::Graph partial = b.graph();
+  partial.plan->offsets[s] = partial.plan->offsets[t] + 512;  // half overlap
+  EXPECT_THROW(passes::check_memory_plan(partial), Error);
+
+  ir::Graph small = b.graph();
+  small.plan->sizes[t] = 512;
+  EXPECT_THROW(passes::check_memory_plan(small), Error);
+
+  ir::Graph missing = b.graph();
+  missing.plan->offsets[x] = -1;
+  EXPECT_THROW(passes::check_memory_plan(missing), Error);
+
+  ir::Graph none = b.graph();
+  none.plan.reset();
+  EXPECT_THROW(passes::check_memory_plan(none), Error);
+}
+
+}  // namespace
+}  // namespace lockstep
