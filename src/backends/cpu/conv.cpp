@@ -1,0 +1,289 @@
+// Conv and ConvTranspose through oneDNN. Activations stay plain NC[D][H]W in the arena; the
+// primitive picks its own layout (format_tag::any: blocked nCw16c brgemm kernels measured
+// 1.5-10x faster than plain-layout gemm convolution here), with src/dst reorders through the
+// shared workspace and weights reordered once at compile time. 1x1 stride-1 convolutions use
+// the plain layout (a GEMM, faster than reorder + blocked). The epilogue runs per output row.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "backends/cpu/epilogue.h"
+#include "backends/cpu/kernel.h"
+
+namespace lockstep::cpu {
+
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+memory::desc plain_desc(const Dims& dims, const Dims& strides) {
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+Dims plain_strides(const Dims& dims) {
+  Dims s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+size_t round64(size_t n) { return (n + 63) / 64 * 64; }
+
+struct ConvGeometry {
+  int64_t spatial = 0, group = 1;
+  Dims kernel, strides, dilations, pad_begin, pad_end;
+  Dims extra;  // ConvTranspose: output positions past the full result (output_padding)
+};
+
+ConvGeometry geometry(const CompileContext& ctx, const ir::Node& node, bool transposed) {
+  const Shape& x = ctx.value(node.inputs.at(0)).shape;
+  const Shape& w = ctx.value(node.inputs.at(1)).shape;
+  const Shape& y = ctx.value(node.outputs.at(0)).shape;
+  ConvGeometry g;
+  if (x.size() < 3 || x.size() > 5 || w.size() != x.size() || y.size() != x.size())
+    throw Error(ErrorCode::UnsupportedAttribute,
+                "cpu: Conv needs 1-D to 3-D spatial data with matching weight rank, got input " + shape_str(x) +
+                    " and weights " + shape_str(w),
+                node.name, ir::op_name(node.op));
+  g.spatial = static_cast<int64_t>(x.size()) - 2;
+  const auto sp = static_cast<size_t>(g.spatial);
+  g.group = node.attrs.get_int("group", 1);
+  g.kernel.assign(w.begin() + 2, w.end());
+  g.strides = node.attrs.get_ints("strides", Dims(sp, 1));
+  g.dilations = node.attrs.get_ints("dilations", Dims(sp, 1));
+  Dims pads = node.attrs.get_ints("pads", Dims(2 * sp, 0));
+  const std::string auto_pad = node.attrs.get_string("auto_pad", "NOTSET");
+  if (g.strides.size() != sp || g.dilations.size() != sp || pads.size() != 2 * sp)
+    throw Error(ErrorCode::UnsupportedAttribute, "cpu: strides/dilations/pads do not match the spatial rank",
+                node.name, ir::op_name(node.op));
+  g.pad_begin.assign(pads.begin(), pads.begin() + g.spatial);
+  g.pad_end.assign(pads.begin() + g.spatial, pads.end());
+  g.extra.assign(sp, 0);
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t in = x[i + 2], out = y[i + 2], s = g.strides[i], span = (g.kernel[i] - 1) * g.dilations[i] + 1;
+    if (!transposed) {
+      if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+        int64_t total = std::max<int64_t>(0, (out - 1) * s + span - in);
+        g.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      } else if (auto_pad == "VALID") {
+        g.pad_begin[i] = 0;
+      }
+      // The end pad that gives exactly `out` positions (oneDNN checks this identity).
+      g.pad_end[i] = (out - 1) * s + span - in - g.pad_begin[i];
+      if (g.pad_end[i] < 0) g.pad_end[i] = 0;  // floor in the output size formula: trailing rows unused
+    } else {
+      if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+        Dims op = node.attrs.get_ints("output_padding", Dims(sp, 0));
+        int64_t total = s * (in - 1) + (op.size() == sp ? op[i] : 0) + span - out;
+        g.pad_begin[i] = auto_pad == "SAME_UPPER" ? floor_div(total, 2) : total - floor_div(total, 2);
+      } else if (!node.attrs.has("pads")) {
+        g.pad_begin[i] = 0;
+      }
+      if (g.pad_begin[i] < 0)
+        throw Error(ErrorCode::UnsupportedAttribute, "cpu: negative ConvTranspose begin padding", node.name,
+                    ir::op_name(node.op));
+      const int64_t full = (in - 1) * s + span;
+      g.pad_end[i] = full - g.pad_begin[i] - out;
+      if (g.pad_end[i] < 0) {
+        g.extra[i] = -g.pad_end[i];
+        g.pad_end[i] = 0;
+      }
+    }
+  }
+  for (auto& d : g.dilations) d -= 1;  // oneDNN counts dilation from 0
+  return g;
+}
+
+class ConvKernel final : public Kernel {
+ public:
+  ConvKernel(CompileContext& ctx, const ir::Node& node) : engine_(*ctx.engine), stream_(*ctx.stream), epilogue_(ctx, node) {
+    const bool transposed = node.op == ir::Op::ConvTranspose;
+    ConvGeometry g = geometry(ctx, node, transposed);
+    const Shape& xs = ctx.value(node.inputs[0]).shape;
+    const Shape& ws = ctx.value(node.inputs[1]).shape;
+    const Shape& ys = ctx.value(node.outputs[0]).shape;
+    const int64_t G = g.group, Ci = xs[1], Co = ys[1];
+    if (G <= 0 || Ci % G != 0 || Co % G != 0)
+      throw Error(ErrorCode::UnsupportedAttribute, "cpu: channels not divisible by group", node.name, ir::op_name(node.op));
+    Dims x_dims(xs.begin(), xs.end()), y_dims(ys.begin(), ys.end());
+    Dims y_view = y_dims;  // the part oneDNN computes (ConvTranspose extra positions excluded)
+    has_extra_ = false;
+    for (size_t i = 0; i < g.extra.size(); ++i) {
+      y_view[i + 2] -= g.extra[i];
+      has_extra_ = has_extra_ || g.extra[i] > 0;
+    }
+    extra_ = g.extra;
+    out_shape_ = ys;
+    out_ = ctx.fptr(node.outputs[0]);
+    bias_ = node.inputs.size() > 2 ? ctx.fptr(node.inputs[2]) : nullptr;
+
+    // Logical weights (g)oi<k> and how ONNX stores them: Conv [G*O, I, k], ConvTranspose [G*I, O, k].
+    const int64_t O = Co / G, I = Ci / G;
+    Dims w_dims;
+    int64_t ksize = 1;
+    for (auto k : g.kernel) ksize *= k;
+    Dims w_strides;
+    if (G == 1) {
+      w_dims = {O, I};
+      w_strides = transposed ? Dims{ksize, O * ksize} : Dims{I * ksize, ksize};
+    } else {
+      w_dims = {G, O, I};
+      w_strides = transposed ? Dims{I * O * ksize, ksize, O * ksize} : Dims{O * I * ksize, I * ksize, ksize};
+    }
+    Dims kstrides = plain_strides(g.kernel);
+    for (size_t i = 0; i < g.kernel.size(); ++i) {
+      w_dims.push_back(g.kernel[i]);
+      w_strides.push_back(kstrides[i]);
+    }
+    (void)ws;
+
+    const bool pointwise = !transposed && ksize == 1 &&
+                           std::all_of(g.strides.begin(), g.strides.end(), [](int64_t s) { return s == 1; }) &&
+                           std::all_of(g.pad_begin.begin(), g.pad_begin.end(), [](int64_t p) { return p == 0; });
+    auto tag_any = memory::format_tag::any;
+    memory::desc x_plain = plain_desc(x_dims, plain_strides(x_dims));
+    memory::desc y_plain = plain_desc(y_view, plain_strides(y_dims));  // view into the full output rows
+    memory::desc x_md = pointwise ? x_plain : memory::desc(x_dims, memory::data_type::f32, tag_any);
+    memory::desc y_md = pointwise ? plain_desc(y_view, plain_strides(y_view)) : memory::desc(y_view, memory::data_type::f32, tag_any);
+    if (pointwise && has_extra_) y_md = y_plain;
+    memory::desc w_md(w_dims, memory::data_type::f32, tag_any);
+    memory::desc b_md = bias_ ? memory::desc({Co}, memory::data_type::f32, memory::format_tag::a) : memory::desc();
+
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    memory::desc src_d, dst_d, wei_d, scratch_d;
+    try {
+      if (!transposed) {
+        auto d = bias_ ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                         dnnl::algorithm::convolution_direct, x_md, w_md, b_md, y_md,
+                                                         g.strides, g.dilations, g.pad_begin, g.pad_end)
+                       : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                         dnnl::algorithm::convolution_direct, x_md, w_md, y_md,
+                                                         g.strides, g.dilations, g.pad_begin, g.pad_end);
+        dnnl::convolution_forward::primitive_desc pd(d, attr, engine_);
+        primitive_ = dnnl::convolution_forward(pd);
+        src_d = pd.src_desc(); dst_d = pd.dst_desc(); wei_d = pd.weights_desc(); scratch_d = pd.scratchpad_desc();
+      } else {
+        auto d = bias_ ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                           dnnl::algorithm::deconvolution_direct, x_md, w_md, b_md, y_md,
+                                                           g.strides, g.dilations, g.pad_begin, g.pad_end)
+                       : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                           dnnl::algorithm::deconvolution_direct, x_md, w_md, y_md,
+                                                           g.strides, g.dilations, g.pad_begin, g.pad_end);
+        dnnl::deconvolution_forward::primitive_desc pd(d, attr, engine_);
+        primitive_ = dnnl::deconvolution_forward(pd);
+        src_d = pd.src_desc(); dst_d = pd.dst_desc(); wei_d = pd.weights_desc(); scratch_d = pd.scratchpad_desc();
+      }
+    } catch (const dnnl::error& e) {
+      throw Error(ErrorCode::UnsupportedAttribute, std::string("cpu: oneDNN cannot build this convolution: ") + e.what(),
+                  node.name, ir::op_name(node.op));
+    }
+
+    // Plain arena views.
+    x_mem_ = memory(x_plain, engine_, ctx.ptr(node.inputs[0]));
+    y_mem_ = memory(y_plain, engine_, out_);
+    if (bias_) b_mem_ = memory(b_md, engine_, const_cast<float*>(bias_));
+    // Weights: constant ones reordered now; runtime ones each run through the workspace.
+    memory w_user(plain_desc(w_dims, w_strides), engine_, ctx.ptr(node.inputs[1]));
+    weights_const_ = ctx.graph.is_constant(node.inputs[1]);
+    if (weights_const_) {
+      w_mem_ = memory(wei_d, engine_);
+      dnnl::reorder(w_user, w_mem_).execute(stream_, w_user, w_mem_);
+      stream_.wait();
+    } else {
+      w_user_ = w_user;
+    }
+    reorder_src_ = !(src_d == x_plain);
+    reorder_dst_ = !(dst_d == y_plain);
+    // Workspace layout: [src blocked][dst blocked][runtime weights][scratchpad].
+    size_t off = 0;
+    auto region = [&](const memory::desc& d, bool used) {
+      size_t at = off;
+      if (used) off += round64(d.get_size());
+      return at;
+    };
+    src_off_ = region(src_d, reorder_src_);
+    dst_off_ = region(dst_d, reorder_dst_);
+    wei_off_ = region(wei_d, !weights_const_);
+    scratch_off_ = region(scratch_d, true);
+    ctx.workspace_bytes = std::max(ctx.workspace_bytes, off);
+    src_d_ = src_d; dst_d_ = dst_d; wei_d_ = wei_d; scratch_d_ = scratch_d;
+    if (reorder_src_) src_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, x_plain, engine_, src_d));
+    if (reorder_dst_) dst_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, dst_d, engine_, y_plain));
+    if (!weights_const_)
+      wei_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, w_user_.get_desc(), engine_, wei_d));
+  }
+
+  void bind_workspace(std::byte* base) override {
+    src_mem_ = reorder_src_ ? memory(src_d_, engine_, base + src_off_) : x_mem_;
+    dst_mem_ = reorder_dst_ ? memory(dst_d_, engine_, base + dst_off_) : y_mem_;
+    if (!weights_const_) w_mem_ = memory(wei_d_, engine_, base + wei_off_);
+    scratch_mem_ = memory(scratch_d_, engine_, base + scratch_off_);
+    args_ = {{DNNL_ARG_SRC, src_mem_}, {DNNL_ARG_WEIGHTS, w_mem_}, {DNNL_ARG_DST, dst_mem_},
+             {DNNL_ARG_SCRATCHPAD, scratch_mem_}};
+    if (bias_) args_[DNNL_ARG_BIAS] = b_mem_;
+  }
+
+  void run() override {
+    if (!weights_const_) wei_reorder_.execute(stream_, w_user_, w_mem_);
+    if (reorder_src_) src_reorder_.execute(stream_, x_mem_, src_mem_);
+    primitive_.execute(stream_, args_);
+    if (reorder_dst_) dst_reorder_.execute(stream_, dst_mem_, y_mem_);
+    stream_.wait();
+    if (has_extra_) fill_extra();
+    epilogue_.apply_all(out_);
+  }
+
+ private:
+  // ConvTranspose positions past the full result (output_padding) hold only the bias.
+  void fill_extra() {
+    const int64_t N = out_shape_[0], C = out_shape_[1];
+    const size_t sp = extra_.size();
+    int64_t plane = 1;
+    for (size_t i = 0; i < sp; ++i) plane *= out_shape_[i + 2];
+    for (int64_t nc = 0; nc < N * C; ++nc) {
+      float b = bias_ ? bias_[nc % C] : 0.0f;
+      float* row = out_ + nc * plane;
+      for (int64_t p = 0; p < plane; ++p) {
+        int64_t rest = p;
+        bool outside = false;
+        for (size_t i = sp; i-- > 0;) {
+          int64_t dim = out_shape_[i + 2], idx = rest % dim;
+          rest /= dim;
+          outside = outside || idx >= dim - extra_[i];
+        }
+        if (outside) row[p] = b;
+      }
+    }
+  }
+
+  dnnl::engine& engine_;
+  dnnl::stream& stream_;
+  Epilogue epilogue_;
+  dnnl::primitive primitive_;
+  dnnl::reorder src_reorder_, dst_reorder_, wei_reorder_;
+  memory x_mem_, y_mem_, b_mem_, w_mem_, w_user_, src_mem_, dst_mem_, scratch_mem_;
+  memory::desc src_d_, dst_d_, wei_d_, scratch_d_;
+  std::unordered_map<int, memory> args_;
+  size_t src_off_ = 0, dst_off_ = 0, wei_off_ = 0, scratch_off_ = 0;
+  bool reorder_src_ = false, reorder_dst_ = false, weights_const_ = true, has_extra_ = false;
+  Dims extra_;
+  Shape out_shape_;
+  float* out_ = nullptr;
+  const float* bias_ = nullptr;
+};
+
+}  // namespace
+
+KernelPtr make_conv_kernel(CompileContext& ctx, const ir::Node& node) {
+  if (node.inputs.size() < 2 || node.inputs[0] == ir::kNoValue || node.inputs[1] == ir::kNoValue)
+    throw Error(ErrorCode::InvalidModel, "cpu: Conv needs data and weights", node.name, ir::op_name(node.op));
+  return std::make_unique<ConvKernel>(ctx, node);
+}
+
+}  // namespace lockstep::cpu

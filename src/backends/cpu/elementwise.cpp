@@ -1,0 +1,298 @@
+// Unary and binary elementwise ops with numpy broadcasting, Pow, Equal, Where, Cast.
+// The output is walked as (row, column-chunk) items (static schedule); each operand is a row
+// base plus an inner stride of 0 or 1, and the node's epilogue runs on the chunk just written.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "backends/cpu/epilogue.h"
+#include "backends/cpu/kernel.h"
+
+namespace lockstep::cpu {
+
+namespace {
+
+using ir::Op;
+
+template <class F>
+void for_each_chunk(const RowView& view, F&& f) {
+  RowChunks c = row_chunks(view);
+  const int64_t count = c.count();
+#pragma omp parallel for schedule(static)
+  for (int64_t item = 0; item < count; ++item) {
+    int64_t row = item / c.per_row, begin = (item % c.per_row) * c.chunk;
+    f(row, begin, std::min(begin + c.chunk, c.inner));
+  }
+}
+
+struct Operand {
+  const std::byte* data = nullptr;
+  RowOperand at;
+  DType dtype = DType::Float32;
+};
+
+Operand operand(const CompileContext& ctx, ir::ValueId id, const Shape& out) {
+  const ir::Value& v = ctx.value(id);
+  return Operand{static_cast<const std::byte*>(ctx.ptr(id)), row_operand(v.shape, out), storage_dtype(v.dtype)};
+}
+
+template <class T>
+const T* row_ptr(const Operand& o, int64_t row, int64_t begin, const Shape& out) {
+  return reinterpret_cast<const T*>(o.data) + o.at.row_offset(row, out) + begin * o.at.inner_stride;
+}
+
+class FloatUnaryKernel final : public Kernel {
+ public:
+  FloatUnaryKernel(CompileContext& ctx, const ir::Node& node) : op_(node.op), epilogue_(ctx, node) {
+    const ir::Value& y = ctx.value(node.outputs.at(0));
+    view_ = row_view(y.shape);
+    x_ = operand(ctx, node.inputs.at(0), y.shape);
+    alpha_ = node.attrs.get_float("alpha", 0.01f);
+    out_ = ctx.fptr(node.outputs[0]);
+  }
+  void run() override {
+    for_each_chunk(view_, [&](int64_t row, int64_t b, int64_t e) {
+      float* out = out_ + row * view_.inner + b;
+      unary_to(op_, alpha_, row_ptr<float>(x_, row, b, view_.out_shape), x_.at.inner_stride, out, e - b);
+      if (!epilogue_.empty()) epilogue_.apply_row(out_, row, b, e);
+    });
+  }
+
+ private:
+  Op op_;
+  float alpha_ = 0;
+  Epilogue epilogue_;
+  RowView view_;
+  Operand x_;
+  float* out_ = nullptr;
+};
+
+class FloatBinaryKernel final : public Kernel {
+ public:
+  FloatBinaryKernel(CompileContext& ctx, const ir::Node& node) : op_(node.op), epilogue_(ctx, node) {
+    const ir::Value& y = ctx.value(node.outputs.at(0));
+    view_ = row_view(y.shape);
+    a_ = operand(ctx, node.inputs.at(0), y.shape);
+    b_ = operand(ctx, node.inputs.at(1), y.shape);
+    out_ = ctx.fptr(node.outputs[0]);
+  }
+  void run() override {
+    const Shape& s = view_.out_shape;
+    for_each_chunk(view_, [&](int64_t row, int64_t b, int64_t e) {
+      float* out = out_ + row * view_.inner + b;
+      binary_to(op_, row_ptr<float>(a_, row, b, s), a_.at.inner_stride, row_ptr<float>(b_, row, b, s),
+                b_.at.inner_stride, out, e - b);
+      if (!epilogue_.empty()) epilogue_.apply_row(out_, row, b, e);
+    });
+  }
+
+ private:
+  Op op_;
+  Epilogue epilogue_;
+  RowView view_;
+  Operand a_, b_;
+  float* out_ = nullptr;
+};
+
+// Integer arithmetic (shape computations fed at run time); Div truncates as C++ does.
+template <class T>
+class IntBinaryKernel final : public Kernel {
+ public:
+  IntBinaryKernel(CompileContext& ctx, const ir::Node& node) : op_(node.op), name_(node.name) {
+    const ir::Value& y = ctx.value(node.outputs.at(0));
+    view_ = row_view(y.shape);
+    a_ = operand(ctx, node.inputs.at(0), y.shape);
+    b_ = operand(ctx, node.inputs.at(1), y.shape);
+    out_ = static_cast<T*>(ctx.ptr(node.outputs[0]));
+  }
+  void run() override {
+    const Shape& s = view_.out_shape;
+    for (int64_t row = 0; row < view_.rows; ++row) {
+      const T* a = row_ptr<T>(a_, row, 0, s);
+      const T* b = row_ptr<T>(b_, row, 0, s);
+      T* out = out_ + row * view_.inner;
+      for (int64_t j = 0; j < view_.inner; ++j) {
+        T x = a[j * a_.at.inner_stride], y = b[j * b_.at.inner_stride];
+        switch (op_) {
+          case Op::Add: out[j] = static_cast<T>(x + y); break;
+          case Op::Sub: out[j] = static_cast<T>(x - y); break;
+          case Op::Mul: out[j] = static_cast<T>(x * y); break;
+          case Op::Div:
+            if (y == 0) throw Error(ErrorCode::InvalidArgument, "integer division by zero", name_, "Div");
+            out[j] = static_cast<T>(x / y);
+            break;
+          case Op::Pow: out[j] = static_cast<T>(std::pow(static_cast<double>(x), static_cast<double>(y))); break;
+          default: break;
+        }
+      }
+    }
+  }
+
+ private:
+  Op op_;
+  std::string name_;
+  RowView view_;
+  Operand a_, b_;
+  T* out_ = nullptr;
+};
+
+template <class T>
+T load_as(const std::byte* p, DType dtype) {
+  switch (dtype) {
+    case DType::Float32: case DType::Float64: return static_cast<T>(*reinterpret_cast<const float*>(p));
+    case DType::Int64: return static_cast<T>(*reinterpret_cast<const int64_t*>(p));
+    case DType::Int32: return static_cast<T>(*reinterpret_cast<const int32_t*>(p));
+    case DType::Bool: return static_cast<T>(*reinterpret_cast<const bool*>(p));
+  }
+  return T{};
+}
+
+// Equal: both inputs of one dtype, bool output. Compared as the stored type.
+class EqualKernel final : public Kernel {
+ public:
+  EqualKernel(CompileContext& ctx, const ir::Node& node) {
+    const ir::Value& y = ctx.value(node.outputs.at(0));
+    view_ = row_view(y.shape);
+    a_ = operand(ctx, node.inputs.at(0), y.shape);
+    b_ = operand(ctx, node.inputs.at(1), y.shape);
+    out_ = static_cast<bool*>(ctx.ptr(node.outputs[0]));
+    size_ = storage_size(a_.dtype);
+  }
+  void run() override {
+    const Shape& s = view_.out_shape;
+    for (int64_t row = 0; row < view_.rows; ++row) {
+      const std::byte* a = a_.data + (a_.at.row_offset(row, s)) * static_cast<int64_t>(size_);
+      const std::byte* b = b_.data + (b_.at.row_offset(row, s)) * static_cast<int64_t>(size_);
+      bool* out = out_ + row * view_.inner;
+      for (int64_t j = 0; j < view_.inner; ++j) {
+        const std::byte* pa = a + j * a_.at.inner_stride * static_cast<int64_t>(size_);
+        const std::byte* pb = b + j * b_.at.inner_stride * static_cast<int64_t>(size_);
+        if (a_.dtype == DType::Float32 || a_.dtype == DType::Float64)
+          out[j] = load_as<float>(pa, a_.dtype) == load_as<float>(pb, b_.dtype);
+        else
+          out[j] = load_as<int64_t>(pa, a_.dtype) == load_as<int64_t>(pb, b_.dtype);
+      }
+    }
+  }
+
+ private:
+  RowView view_;
+  Operand a_, b_;
+  bool* out_ = nullptr;
+  size_t size_ = 4;
+};
+
+// Where(cond, x, y): bytes of the selected operand, any element type.
+class WhereKernel final : public Kernel {
+ public:
+  WhereKernel(CompileContext& ctx, const ir::Node& node) {
+    const ir::Value& y = ctx.value(node.outputs.at(0));
+    view_ = row_view(y.shape);
+    c_ = operand(ctx, node.inputs.at(0), y.shape);
+    x_ = operand(ctx, node.inputs.at(1), y.shape);
+    y_ = operand(ctx, node.inputs.at(2), y.shape);
+    out_ = static_cast<std::byte*>(ctx.ptr(node.outputs[0]));
+    size_ = static_cast<int64_t>(storage_size(y.dtype));
+  }
+  void run() override {
+    const Shape& s = view_.out_shape;
+    for_each_chunk(view_, [&](int64_t row, int64_t b, int64_t e) {
+      const bool* c = row_ptr<bool>(c_, row, b, s);
+      const std::byte* x = x_.data + (x_.at.row_offset(row, s) + b * x_.at.inner_stride) * size_;
+      const std::byte* y = y_.data + (y_.at.row_offset(row, s) + b * y_.at.inner_stride) * size_;
+      std::byte* out = out_ + (row * view_.inner + b) * size_;
+      for (int64_t j = 0; j < e - b; ++j) {
+        const std::byte* src = c[j * c_.at.inner_stride] ? x + j * x_.at.inner_stride * size_
+                                                         : y + j * y_.at.inner_stride * size_;
+        std::memcpy(out + j * size_, src, static_cast<size_t>(size_));
+      }
+    });
+  }
+
+ private:
+  RowView view_;
+  Operand c_, x_, y_;
+  std::byte* out_ = nullptr;
+  int64_t size_ = 4;
+};
+
+// Float -> integer conversion without undefined behaviour: NaN -> 0, out of range saturates.
+template <class T>
+T float_to_int(float v) {
+  if (std::isnan(v)) return 0;
+  if (v >= static_cast<float>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  if (v <= static_cast<float>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+  return static_cast<T>(v);
+}
+
+class CastKernel final : public Kernel {
+ public:
+  CastKernel(CompileContext& ctx, const ir::Node& node) {
+    const ir::Value& x = ctx.value(node.inputs.at(0));
+    const ir::Value& y = ctx.value(node.outputs.at(0));
+    from_ = storage_dtype(x.dtype);
+    to_ = storage_dtype(y.dtype);
+    n_ = num_elements(y.shape);
+    in_ = static_cast<const std::byte*>(ctx.ptr(node.inputs[0]));
+    out_ = static_cast<std::byte*>(ctx.ptr(node.outputs[0]));
+  }
+  void run() override {
+    const size_t is = dtype_size(from_);
+    for (int64_t i = 0; i < n_; ++i) {
+      const std::byte* p = in_ + static_cast<size_t>(i) * is;
+      switch (to_) {
+        case DType::Float32: case DType::Float64:
+          reinterpret_cast<float*>(out_)[i] = load_as<float>(p, from_);
+          break;
+        case DType::Bool:
+          reinterpret_cast<bool*>(out_)[i] = is_floating(from_) ? load_as<float>(p, from_) != 0.0f
+                                                                 : load_as<int64_t>(p, from_) != 0;
+          break;
+        case DType::Int64:
+          reinterpret_cast<int64_t*>(out_)[i] =
+              is_floating(from_) ? float_to_int<int64_t>(load_as<float>(p, from_)) : load_as<int64_t>(p, from_);
+          break;
+        case DType::Int32:
+          reinterpret_cast<int32_t*>(out_)[i] =
+              is_floating(from_) ? float_to_int<int32_t>(load_as<float>(p, from_)) : load_as<int32_t>(p, from_);
+          break;
+      }
+    }
+  }
+
+ private:
+  DType from_ = DType::Float32, to_ = DType::Float32;
+  int64_t n_ = 0;
+  const std::byte* in_ = nullptr;
+  std::byte* out_ = nullptr;
+};
+
+}  // namespace
+
+KernelPtr make_elementwise_kernel(CompileContext& ctx, const ir::Node& node) {
+  const DType out = storage_dtype(ctx.value(node.outputs.at(0)).dtype);
+  auto unsupported = [&] {
+    return Error(ErrorCode::UnsupportedAttribute,
+                 std::string("cpu: ") + ir::op_name(node.op) + " on " + dtype_name(out) + " is not supported",
+                 node.name, ir::op_name(node.op));
+  };
+  KernelPtr k;
+  switch (node.op) {
+    case Op::Equal: k = std::make_unique<EqualKernel>(ctx, node); break;
+    case Op::Where: k = std::make_unique<WhereKernel>(ctx, node); break;
+    case Op::Cast: k = std::make_unique<CastKernel>(ctx, node); break;
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow:
+      if (out == DType::Float32) return std::make_unique<FloatBinaryKernel>(ctx, node);
+      if (out == DType::Int64) k = std::make_unique<IntBinaryKernel<int64_t>>(ctx, node);
+      else if (out == DType::Int32) k = std::make_unique<IntBinaryKernel<int32_t>>(ctx, node);
+      else throw unsupported();
+      break;
+    default:
+      if (out != DType::Float32) throw unsupported();
+      return std::make_unique<FloatUnaryKernel>(ctx, node);
+  }
+  return with_epilogue(ctx, node, std::move(k));
+}
+
+}  // namespace lockstep::cpu

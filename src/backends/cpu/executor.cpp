@@ -1,0 +1,181 @@
+#include "backends/cpu/executor.h"
+
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "backends/cpu/kernel.h"
+
+namespace lockstep::cpu {
+
+namespace {
+
+constexpr int64_t kAlign = 64;
+int64_t align_up(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+struct AlignedBuffer {
+  std::byte* data = nullptr;
+  explicit AlignedBuffer(size_t bytes) {
+    size_t padded = static_cast<size_t>(align_up(static_cast<int64_t>(bytes == 0 ? 1 : bytes)));
+    data = static_cast<std::byte*>(std::aligned_alloc(kAlign, padded));
+    if (!data) throw Error(ErrorCode::OutOfMemory, "cpu: cannot allocate " + std::to_string(bytes) + " bytes");
+    std::memset(data, 0, padded);
+  }
+  ~AlignedBuffer() { std::free(data); }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+};
+
+// Sets the OpenMP thread count for a scope and restores the caller's afterwards.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~ThreadScope() { omp_set_num_threads(saved_); }
+
+ private:
+  int saved_;
+};
+
+int64_t value_bytes(const ir::Value& v) {
+  return num_elements(v.shape) * static_cast<int64_t>(storage_size(v.dtype));
+}
+
+class CpuExecutable final : public Executable {
+ public:
+  CpuExecutable(const ir::Graph& graph, const Options& options)
+      : graph_(graph), threads_(resolve_threads(options.threads)), engine_(dnnl::engine::kind::cpu, 0),
+        stream_(engine_) {
+    ThreadScope scope(threads_);
+    const size_t nvalues = graph_.values.size();
+    // Place every non-constant value: the plan's offsets, else one slot each.
+    std::vector<int64_t> offsets(nvalues, -1);
+    int64_t arena = 0;
+    if (graph_.plan) {
+      if (graph_.plan->offsets.size() != nvalues)
+        throw Error(ErrorCode::Internal, "cpu: memory plan does not cover every value");
+      offsets = graph_.plan->offsets;
+      arena = align_up(graph_.plan->arena_bytes);
+      for (size_t v = 0; v < nvalues; ++v)
+        if (offsets[v] >= 0 && offsets[v] + value_bytes(graph_.values[v]) > graph_.plan->arena_bytes)
+          throw Error(ErrorCode::Internal, "cpu: memory plan puts '" + graph_.values[v].name + "' outside the arena");
+    }
+    for (size_t v = 0; v < nvalues; ++v) {
+      const ir::Value& value = graph_.values[v];
+      if (value.constant.defined() || offsets[v] >= 0) continue;
+      if (!value.shape_known())
+        throw Error(ErrorCode::ShapeMismatch, "cpu: value '" + value.name + "' has no static shape");
+      offsets[v] = arena;
+      arena += align_up(value_bytes(value));
+    }
+    arena_ = std::make_unique<AlignedBuffer>(static_cast<size_t>(arena));
+    arena_bytes_ = arena;
+
+    CompileContext ctx{graph_, std::vector<void*>(nvalues, nullptr), threads_, &engine_, &stream_, &workspace_, 0};
+    for (size_t v = 0; v < nvalues; ++v) {
+      const ir::Value& value = graph_.values[v];
+      if (value.constant.defined()) {
+        // Constants converted once: floating ones to float32.
+        constants_.push_back(value.constant.dtype() == DType::Float64 ? value.constant.to(DType::Float32)
+                                                                      : value.constant);
+        ctx.pointers[v] = constants_.back().raw();
+      } else {
+        ctx.pointers[v] = arena_->data + offsets[v];
+      }
+    }
+    pointers_ = ctx.pointers;
+    for (const auto& node : graph_.nodes) kernels_.push_back(make_kernel(ctx, node));
+    workspace_buffer_ = std::make_unique<AlignedBuffer>(ctx.workspace_bytes);
+    workspace_.data = workspace_buffer_->data;
+    workspace_.bytes = ctx.workspace_bytes;
+    for (auto& kernel : kernels_) kernel->bind_workspace(workspace_.data);
+  }
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options) override {
+    check_inputs(inputs);
+    ThreadScope scope(threads_);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      ir::ValueId id = graph_.inputs[i];
+      const Tensor& in = inputs[i];
+      std::memcpy(pointers_[static_cast<size_t>(id)], in.raw(), in.nbytes());
+    }
+    for (size_t n = 0; n < kernels_.size(); ++n) {
+      kernels_[n]->run();
+      if (options.tap) {
+        const ir::Node& node = graph_.nodes[n];
+        for (size_t o = 0; o < node.outputs.size(); ++o)
+          if (node.outputs[o] != ir::kNoValue) options.tap(node, static_cast<int>(o), copy_out(node.outputs[o]));
+      }
+    }
+    std::vector<Tensor> outputs;
+    outputs.reserve(graph_.outputs.size());
+    for (ir::ValueId id : graph_.outputs) outputs.push_back(copy_out(id));
+    return outputs;
+  }
+
+  const ir::Graph& graph() const override { return graph_; }
+  std::string backend_name() const override { return "cpu"; }
+  const void* arena_data() const { return arena_->data; }
+
+ private:
+  Tensor copy_out(ir::ValueId id) const {
+    const ir::Value& v = graph_.value(id);
+    Tensor t(storage_dtype(v.dtype), v.shape);
+    std::memcpy(t.raw(), pointers_[static_cast<size_t>(id)], t.nbytes());
+    return t;
+  }
+
+  void check_inputs(const std::vector<Tensor>& inputs) const {
+    if (inputs.size() < graph_.inputs.size())
+      throw Error(ErrorCode::MissingInput, "input '" + graph_.value(graph_.inputs[inputs.size()]).name +
+                                               "' was not provided (" + std::to_string(inputs.size()) + " of " +
+                                               std::to_string(graph_.inputs.size()) + " inputs given)");
+    if (inputs.size() > graph_.inputs.size())
+      throw Error(ErrorCode::InvalidArgument, std::to_string(inputs.size()) + " inputs given, the graph takes " +
+                                                  std::to_string(graph_.inputs.size()));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const ir::Value& v = graph_.value(graph_.inputs[i]);
+      const Tensor& t = inputs[i];
+      if (!t.defined()) throw Error(ErrorCode::MissingInput, "input '" + v.name + "' is an empty tensor");
+      DType expected = storage_dtype(v.dtype);
+      if (t.dtype() != expected)
+        throw Error(ErrorCode::DTypeMismatch, "input '" + v.name + "': expected " + dtype_name(expected) + ", got " +
+                                                  dtype_name(t.dtype()) + " (the cpu backend computes in float32)");
+      if (t.shape() != v.shape)
+        throw Error(ErrorCode::ShapeMismatch, "input '" + v.name + "': expected shape " + shape_str(v.shape) +
+                                                  ", got " + shape_str(t.shape()));
+    }
+  }
+
+  ir::Graph graph_;
+  int threads_;
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  std::unique_ptr<AlignedBuffer> arena_;
+  int64_t arena_bytes_ = 0;
+  std::vector<Tensor> constants_;
+  std::vector<void*> pointers_;
+  Workspace workspace_;
+  std::unique_ptr<AlignedBuffer> workspace_buffer_;
+  std::vector<KernelPtr> kernels_;
+};
+
+}  // namespace
+
+int resolve_threads(int threads) {
+  if (threads > 0) return threads;
+  int n = omp_get_num_procs();
+  return n > 0 ? n : 1;
+}
+
+const void* arena_address(const Executable& executable) {
+  auto* cpu = dynamic_cast<const CpuExecutable*>(&executable);
+  return cpu ? cpu->arena_data() : nullptr;
+}
+
+std::unique_ptr<Executable> make_executable(const ir::Graph& graph, const Options& options) {
+  return std::make_unique<CpuExecutable>(graph, options);
+}
+
+}  // namespace lockstep::cpu

@@ -1,0 +1,19 @@
+// The CPU Executable: one arena, one kernel per node, converted constants, shared workspace.
+#pragma once
+
+#include <memory>
+
+#include "ir/graph.h"
+#include "lockstep/lockstep.h"
+
+namespace lockstep::cpu {
+
+std::unique_ptr<Executable> make_executable(const ir::Graph& graph, const Options& options);
+
+// The arena's address (tests check that it stays the same across runs); null if not a cpu one.
+const void* arena_address(const Executable& executable);
+
+// Resolved hardware thread count for Options.threads (0 = all).
+int resolve_threads(int threads);
+
+}  // namespace lockstep::cpu

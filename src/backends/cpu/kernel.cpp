@@ -1,0 +1,87 @@
+#include "backends/cpu/kernel.h"
+
+#include "backends/cpu/epilogue.h"
+
+namespace lockstep::cpu {
+
+DType storage_dtype(DType dtype) { return dtype == DType::Float64 ? DType::Float32 : dtype; }
+size_t storage_size(DType dtype) { return dtype_size(storage_dtype(dtype)); }
+
+std::vector<int64_t> contiguous_strides(const Shape& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+  return s;
+}
+
+std::vector<int64_t> broadcast_strides(const Shape& operand, const Shape& out) {
+  std::vector<int64_t> own = contiguous_strides(operand);
+  std::vector<int64_t> result(out.size(), 0);
+  if (operand.size() > out.size())
+    throw Error(ErrorCode::ShapeMismatch, "cannot broadcast " + shape_str(operand) + " to " + shape_str(out));
+  size_t shift = out.size() - operand.size();
+  for (size_t i = 0; i < operand.size(); ++i) {
+    if (operand[i] == out[i + shift]) result[i + shift] = operand[i] == 1 ? 0 : own[i];
+    else if (operand[i] == 1) result[i + shift] = 0;
+    else throw Error(ErrorCode::ShapeMismatch, "cannot broadcast " + shape_str(operand) + " to " + shape_str(out));
+  }
+  return result;
+}
+
+std::vector<int64_t> CompileContext::const_ints(const ir::Node& node, size_t input) const {
+  if (input >= node.inputs.size() || node.inputs[input] == ir::kNoValue) return {};
+  const ir::Value& v = value(node.inputs[input]);
+  if (!v.constant.defined())
+    throw Error(ErrorCode::UnsupportedAttribute,
+                "cpu: input " + std::to_string(input) + " ('" + v.name + "') must be a constant after folding",
+                node.name, ir::op_name(node.op));
+  std::vector<int64_t> out(static_cast<size_t>(v.constant.numel()));
+  for (int64_t i = 0; i < v.constant.numel(); ++i) out[static_cast<size_t>(i)] = v.constant.element_as_int(i);
+  return out;
+}
+
+namespace {
+
+class EpilogueKernel final : public Kernel {
+ public:
+  EpilogueKernel(KernelPtr inner, Epilogue epilogue, float* out)
+      : inner_(std::move(inner)), epilogue_(std::move(epilogue)), out_(out) {}
+  void run() override {
+    inner_->run();
+    epilogue_.apply_all(out_);
+  }
+  void bind_workspace(std::byte* base) override { inner_->bind_workspace(base); }
+
+ private:
+  KernelPtr inner_;
+  Epilogue epilogue_;
+  float* out_;
+};
+
+}  // namespace
+
+KernelPtr with_epilogue(CompileContext& ctx, const ir::Node& node, KernelPtr inner) {
+  if (node.epilogue.empty()) return inner;
+  return std::make_unique<EpilogueKernel>(std::move(inner), Epilogue(ctx, node), ctx.fptr(node.outputs.at(0)));
+}
+
+KernelPtr make_kernel(CompileContext& ctx, const ir::Node& node) {
+  using ir::Op;
+  switch (node.op) {
+    case Op::Conv: case Op::ConvTranspose:
+      return make_conv_kernel(ctx, node);
+    case Op::MatMul: case Op::Gemm: case Op::Softmax:
+      return make_matmul_kernel(ctx, node);
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow: case Op::Equal: case Op::Where:
+    case Op::Tanh: case Op::Sigmoid: case Op::Relu: case Op::LeakyRelu: case Op::Exp: case Op::Neg:
+    case Op::Sqrt: case Op::Cast:
+      return make_elementwise_kernel(ctx, node);
+    case Op::Identity: case Op::Slice: case Op::Split: case Op::Concat: case Op::Reshape: case Op::Flatten:
+    case Op::Transpose: case Op::Unsqueeze: case Op::Squeeze: case Op::Pad: case Op::Gather: case Op::Expand:
+      return make_data_movement_kernel(ctx, node);
+    case Op::Shape: case Op::ConstantOfShape: case Op::Range:
+      return make_shape_kernel(ctx, node);
+  }
+  throw Error(ErrorCode::UnsupportedOp, "cpu: no kernel", node.name, ir::op_name(node.op));
+}
+
+}  // namespace lockstep::cpu

@@ -1,0 +1,180 @@
+// MatMul and Gemm through oneDNN's sgemm (OpenMP, deterministic for a fixed thread count);
+// Softmax as plain loops.
+#include <algorithm>
+#include <cmath>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "backends/cpu/epilogue.h"
+#include "backends/cpu/kernel.h"
+
+namespace lockstep::cpu {
+
+namespace {
+
+void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0 ? 0.0f : beta * c[i * ldc + j];
+    return;
+  }
+  dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (st != dnnl_success) throw Error(ErrorCode::Internal, "cpu: dnnl_sgemm failed");
+}
+
+class MatMulKernel final : public Kernel {
+ public:
+  MatMulKernel(CompileContext& ctx, const ir::Node& node) {
+    Shape a = ctx.value(node.inputs.at(0)).shape, b = ctx.value(node.inputs.at(1)).shape;
+    const Shape& y = ctx.value(node.outputs.at(0)).shape;
+    if (a.empty() || b.empty())
+      throw Error(ErrorCode::ShapeMismatch, "cpu: MatMul of a scalar", node.name, "MatMul");
+    if (a.size() == 1) a.insert(a.begin(), 1);
+    if (b.size() == 1) b.push_back(1);
+    m_ = a[a.size() - 2];
+    k_ = a.back();
+    n_ = b.back();
+    if (b[b.size() - 2] != k_)
+      throw Error(ErrorCode::ShapeMismatch, "cpu: MatMul inner dims differ: " + shape_str(a) + " x " + shape_str(b),
+                  node.name, "MatMul");
+    Shape a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
+    size_t rank = std::max(a_batch.size(), b_batch.size());
+    batch_shape_.assign(rank, 1);
+    for (size_t i = 0; i < rank; ++i) {
+      int64_t da = i + a_batch.size() >= rank ? a_batch[i + a_batch.size() - rank] : 1;
+      int64_t db = i + b_batch.size() >= rank ? b_batch[i + b_batch.size() - rank] : 1;
+      batch_shape_[i] = std::max(da, db);
+    }
+    a_strides_ = broadcast_strides(a_batch, batch_shape_);
+    b_strides_ = broadcast_strides(b_batch, batch_shape_);
+    batches_ = num_elements(batch_shape_);
+    if (batches_ * m_ * n_ != num_elements(y))
+      throw Error(ErrorCode::ShapeMismatch, "cpu: MatMul output shape " + shape_str(y) + " is inconsistent", node.name,
+                  "MatMul");
+    a_ = ctx.fptr(node.inputs[0]);
+    b_ = ctx.fptr(node.inputs[1]);
+    y_ = ctx.fptr(node.outputs[0]);
+  }
+
+  void run() override {
+    for (int64_t bi = 0; bi < batches_; ++bi) {
+      int64_t ao = 0, bo = 0, rest = bi;
+      for (size_t d = batch_shape_.size(); d-- > 0;) {
+        int64_t idx = rest % batch_shape_[d];
+        rest /= batch_shape_[d];
+        ao += idx * a_strides_[d];
+        bo += idx * b_strides_[d];
+      }
+      sgemm(false, false, m_, n_, k_, 1.0f, a_ + ao * m_ * k_, k_, b_ + bo * k_ * n_, n_, 0.0f, y_ + bi * m_ * n_, n_);
+    }
+  }
+
+ private:
+  int64_t m_ = 0, n_ = 0, k_ = 0, batches_ = 1;
+  Shape batch_shape_;
+  std::vector<int64_t> a_strides_, b_strides_;
+  const float *a_ = nullptr, *b_ = nullptr;
+  float* y_ = nullptr;
+};
+
+class GemmKernel final : public Kernel {
+ public:
+  GemmKernel(CompileContext& ctx, const ir::Node& node) {
+    const Shape& a = ctx.value(node.inputs.at(0)).shape;
+    const Shape& b = ctx.value(node.inputs.at(1)).shape;
+    if (a.size() != 2 || b.size() != 2)
+      throw Error(ErrorCode::ShapeMismatch, "cpu: Gemm needs 2-D A and B", node.name, "Gemm");
+    ta_ = node.attrs.get_int("transA", 0) != 0;
+    tb_ = node.attrs.get_int("transB", 0) != 0;
+    alpha_ = node.attrs.get_float("alpha", 1.0f);
+    beta_ = node.attrs.get_float("beta", 1.0f);
+    m_ = ta_ ? a[1] : a[0];
+    k_ = ta_ ? a[0] : a[1];
+    n_ = tb_ ? b[0] : b[1];
+    lda_ = a[1];
+    ldb_ = b[1];
+    a_ = ctx.fptr(node.inputs[0]);
+    b_ = ctx.fptr(node.inputs[1]);
+    y_ = ctx.fptr(node.outputs[0]);
+    if (node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue) {
+      c_ = ctx.fptr(node.inputs[2]);
+      c_strides_ = broadcast_strides(ctx.value(node.inputs[2]).shape, {m_, n_});
+    }
+  }
+
+  void run() override {
+    float beta = 0.0f;
+    if (c_ && beta_ != 0.0f) {
+      for (int64_t i = 0; i < m_; ++i)
+        for (int64_t j = 0; j < n_; ++j) y_[i * n_ + j] = beta_ * c_[i * c_strides_[0] + j * c_strides_[1]];
+      beta = 1.0f;
+    }
+    sgemm(ta_, tb_, m_, n_, k_, alpha_, a_, lda_, b_, ldb_, beta, y_, n_);
+  }
+
+ private:
+  bool ta_ = false, tb_ = false;
+  float alpha_ = 1, beta_ = 1;
+  int64_t m_ = 0, n_ = 0, k_ = 0, lda_ = 0, ldb_ = 0;
+  const float *a_ = nullptr, *b_ = nullptr, *c_ = nullptr;
+  std::vector<int64_t> c_strides_;
+  float* y_ = nullptr;
+};
+
+class SoftmaxKernel final : public Kernel {
+ public:
+  SoftmaxKernel(CompileContext& ctx, const ir::Node& node) {
+    const Shape& x = ctx.value(node.inputs.at(0)).shape;
+    int64_t rank = static_cast<int64_t>(x.size());
+    int64_t axis = node.attrs.get_int("axis", -1);
+    if (axis < 0) axis += rank;
+    if (rank == 0 || axis < 0 || axis >= rank)
+      throw Error(ErrorCode::UnsupportedAttribute, "cpu: Softmax axis out of range", node.name, "Softmax");
+    for (int64_t i = 0; i < axis; ++i) outer_ *= x[static_cast<size_t>(i)];
+    len_ = x[static_cast<size_t>(axis)];
+    for (int64_t i = axis + 1; i < rank; ++i) inner_ *= x[static_cast<size_t>(i)];
+    x_ = ctx.fptr(node.inputs[0]);
+    y_ = ctx.fptr(node.outputs[0]);
+  }
+
+  void run() override {
+    const int64_t lines = outer_ * inner_;
+#pragma omp parallel for schedule(static)
+    for (int64_t line = 0; line < lines; ++line) {
+      int64_t o = line / inner_, i = line % inner_;
+      const float* x = x_ + o * len_ * inner_ + i;
+      float* y = y_ + o * len_ * inner_ + i;
+      float mx = -INFINITY;
+      for (int64_t j = 0; j < len_; ++j) mx = std::max(mx, x[j * inner_]);
+      double sum = 0;
+      for (int64_t j = 0; j < len_; ++j) {
+        float e = std::exp(x[j * inner_] - mx);
+        y[j * inner_] = e;
+        sum += e;
+      }
+      float inv = static_cast<float>(1.0 / sum);
+      for (int64_t j = 0; j < len_; ++j) y[j * inner_] *= inv;
+    }
+  }
+
+ private:
+  int64_t outer_ = 1, len_ = 1, inner_ = 1;
+  const float* x_ = nullptr;
+  float* y_ = nullptr;
+};
+
+}  // namespace
+
+KernelPtr make_matmul_kernel(CompileContext& ctx, const ir::Node& node) {
+  KernelPtr k;
+  switch (node.op) {
+    case ir::Op::MatMul: k = std::make_unique<MatMulKernel>(ctx, node); break;
+    case ir::Op::Gemm: k = std::make_unique<GemmKernel>(ctx, node); break;
+    case ir::Op::Softmax: k = std::make_unique<SoftmaxKernel>(ctx, node); break;
+    default: throw Error(ErrorCode::Internal, "cpu: not a matmul-family op", node.name, ir::op_name(node.op));
+  }
+  return with_epilogue(ctx, node, std::move(k));
+}
+
+}  // namespace lockstep::cpu
