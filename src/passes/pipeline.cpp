@@ -7,18 +7,11 @@
 #include "ir/verify.h"
 #include "passes/check_memory_plan.h"
 #include "passes/eliminate_dead_code.h"
+#include "passes/fold_constants.h"
 #include "passes/fuse_epilogues.h"
+#include "passes/infer_shapes.h"
 #include "passes/plan_memory.h"
 #include "passes/simplify_algebra.h"
-// The reference engineer's passes; until their files land the pipeline runs without them.
-#if __has_include("passes/infer_shapes.h")
-#include "passes/infer_shapes.h"
-#define LOCKSTEP_HAVE_INFER_SHAPES 1
-#endif
-#if __has_include("passes/fold_constants.h")
-#include "passes/fold_constants.h"
-#define LOCKSTEP_HAVE_FOLD_CONSTANTS 1
-#endif
 
 namespace lockstep::passes {
 
@@ -71,7 +64,7 @@ class PassLogger {
       out << "// IR after " << pass << " (applications so far: " << ctx_.applications() << ")\n";
       ir::print(graph, out);
     }
-    if (options_.after_pass) options_.after_pass(pass, graph);
+    if (options_.after_pass) options_.after_pass(pass, graph, ctx_.applications());
   }
 
  private:
@@ -85,14 +78,10 @@ std::vector<std::string> run_pipeline(ir::Graph& graph, const PipelineOptions& o
   PassContext ctx(options);
   PassLogger logger(options, ctx);
   ir::verify(graph);
-#ifdef LOCKSTEP_HAVE_INFER_SHAPES
   infer_shapes(graph);
   logger.after("infer_shapes", graph);
-#endif
-#ifdef LOCKSTEP_HAVE_FOLD_CONSTANTS
   fold_constants(graph, ctx);
   logger.after("fold_constants", graph);
-#endif
   eliminate_dead_code(graph, ctx);
   logger.after("eliminate_dead_code", graph);
   simplify_algebra(graph, ctx);

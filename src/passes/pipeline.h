@@ -19,8 +19,9 @@ struct PipelineOptions {
   bool fuse = true;
   bool plan = true;
   int64_t max_memory_bytes = 0;   // 0: no cap on the arena
-  // Called after each pass with its name and the graph as it stands (tests run the reference here).
-  std::function<void(const std::string& pass, const ir::Graph& graph)> after_pass;
+  // Called after each pass with its name, the graph as it stands and the applications so far
+  // (tests run the reference here).
+  std::function<void(const std::string& pass, const ir::Graph& graph, int applications)> after_pass;
 };
 
 // Counts pass applications and answers whether the next one may happen.
