@@ -1,2 +1,100 @@
+// The `lockstep` command line: argument parsing (CLI11) and error reporting. Each subcommand
+// lives in its own cmd_*.cpp. Errors print one line "lockstep: <message>" and exit 2 for usage
+// errors, 1 for model/data errors or divergence.
+#include <CLI/CLI.hpp>
+
 #include <iostream>
-int main() { std::cerr << "lockstep: not implemented yet\n"; return 1; }
+
+#include "commands.h"
+#include "lockstep/error.h"
+
+using namespace lockstep::cli;
+
+namespace {
+
+void add_inputs(CLI::App* cmd, InputArgs& in) {
+  cmd->add_option("--inputs", in.files, "input .npy files, in the model's input order")->expected(1, -1);
+  cmd->add_option("--inputs-npz", in.npz, ".npz with one array per input name (or arr_0, arr_1, ...)");
+  cmd->add_option("--input", in.named, "NAME=FILE.npy for one input (repeatable)");
+  cmd->add_option("--seed", in.seed, "seed for drawn inputs when none are given (default 0)");
+}
+
+void add_common(CLI::App* cmd, CommonArgs& common) {
+  cmd->add_option("--threads", common.threads, "CPU threads (0 = all hardware threads)")->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--json", common.json, "machine-readable output on stdout");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"lockstep: compile ONNX models for the CPU and GPU, checked against a float64 reference"};
+  app.require_subcommand(1);
+
+  RunArgs run;
+  auto* run_cmd = app.add_subcommand("run", "run a model on one backend; outputs go to OUTDIR/<name>.npy");
+  run_cmd->add_option("model", run.model, "ONNX model")->required();
+  run_cmd->add_option("-b,--backend", run.backend, "reference, cpu or cuda (default cpu)");
+  run_cmd->add_option("-o,--out", run.out_dir, "output folder (default .)");
+  run_cmd->add_flag("--print-after-all", run.print_after_all, "dump the IR to stderr after each pass");
+  run_cmd->add_option("--opt-bisect-limit", run.opt_bisect_limit, "stop after N pass applications");
+  run_cmd->add_flag("--no-fuse", run.no_fuse, "no epilogue fusion");
+  add_inputs(run_cmd, run.inputs);
+  add_common(run_cmd, run.common);
+
+  CompareArgs cmp;
+  auto* cmp_cmd = app.add_subcommand("compare", "run two backends on the same inputs and compare every output");
+  cmp_cmd->add_option("model", cmp.model, "ONNX model")->required();
+  cmp_cmd->add_option("--ref", cmp.ref, "reference side (default: reference)");
+  cmp_cmd->add_option("--test", cmp.test, "tested side (default: cpu)");
+  add_inputs(cmp_cmd, cmp.inputs);
+  add_common(cmp_cmd, cmp.common);
+
+  InfoArgs info;
+  auto* info_cmd = app.add_subcommand("info", "ops, nodes, parameters, inputs and outputs of a model");
+  info_cmd->add_option("model", info.model, "ONNX model")->required();
+  info_cmd->add_flag("--shapes", info.shapes, "prepare the model and list every node's output shapes");
+  add_common(info_cmd, info.common);
+
+  CheckArgs check;
+  auto* check_cmd = app.add_subcommand(
+      "check", "every available backend against the reference, in fresh processes and A/B/A in one process");
+  check_cmd->add_option("model", check.model, "ONNX model (default: the embedded seed-shaped VITS flow)");
+  check_cmd->add_option("--fresh", check.fresh, "fresh processes per backend (default 3)")->check(CLI::Range(1, 64));
+  add_inputs(check_cmd, check.inputs);
+  add_common(check_cmd, check.common);
+
+  WorkerArgs worker;
+  auto* worker_cmd = app.add_subcommand("__worker", "")->group("");  // hidden: used by check
+  worker_cmd->add_option("model", worker.model);
+  worker_cmd->add_option("--backend", worker.backend)->required();
+  worker_cmd->add_option("--inputs-npz", worker.inputs_npz)->required();
+  worker_cmd->add_option("--anchors", worker.anchors_file)->required();
+  worker_cmd->add_option("--out", worker.out_dir)->required();
+  worker_cmd->add_option("--threads", worker.threads);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "lockstep: " << e.what() << " (see lockstep --help)\n";
+    return kExitUsage;
+  }
+
+  try {
+    if (run_cmd->parsed()) return cmd_run(run);
+    if (cmp_cmd->parsed()) return cmd_compare(cmp);
+    if (info_cmd->parsed()) return cmd_info(info);
+    if (check_cmd->parsed()) return cmd_check(check);
+    if (worker_cmd->parsed()) return cmd_worker(worker);
+  } catch (const lockstep::Error& e) {
+    std::cerr << "lockstep: " << e.what() << '\n';
+    return e.code() == lockstep::ErrorCode::InvalidArgument ? kExitUsage : kExitFail;
+  } catch (const std::exception& e) {
+    std::cerr << "lockstep: internal error: " << e.what() << '\n';
+    return kExitFail;
+  }
+  return kExitUsage;
+}

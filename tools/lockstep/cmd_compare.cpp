@@ -1,0 +1,79 @@
+// `lockstep compare`: run two backends (or a backend and the reference) on the same inputs and
+// compare every output.
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "core/hash.h"
+#include "diff/metrics.h"
+#include "inputs.h"
+#include "progress.h"
+#include "table.h"
+
+namespace lockstep::cli {
+
+int cmd_compare(const CompareArgs& args) {
+  Model model = load_model_or_default(args.model);
+  ModelInputs inputs = gather_inputs(model.graph(), args.inputs);
+  if (inputs.drawn) std::cerr << "lockstep: no inputs given; drawing them from seed " << args.inputs.seed << '\n';
+  Options options;
+  options.threads = args.common.threads;
+  options.input_shapes = inputs.bind;
+
+  Progress progress(4);
+  progress.step("compiling " + args.ref);
+  auto ref_exe = compile(model, args.ref, options);
+  progress.step("running " + args.ref);
+  std::vector<Tensor> ref_out = ref_exe->run(inputs.tensors);
+  progress.step("compiling " + args.test);
+  auto test_exe = compile(model, args.test, options);
+  progress.step("running " + args.test);
+  std::vector<Tensor> test_out = test_exe->run(inputs.tensors);
+  progress.clear();
+
+  const ir::Graph& graph = model.graph();
+  bool all_agree = ref_out.size() == test_out.size();
+  nlohmann::json report = {{"model", args.model.empty() ? "(embedded default)" : args.model},
+                           {"ref", args.ref},
+                           {"test", args.test},
+                           {"thresholds", {{"rel_l2_max", diff::kAgreeRelL2}, {"cosine_min", diff::kAgreeCosine}}},
+                           {"outputs", nlohmann::json::array()}};
+  if (inputs.drawn) report["input_seed"] = args.inputs.seed;
+  Table table({"output", "shape", "cosine", "max_abs_delta", "rms_ratio", "rel_l2", "sha256 " + args.ref,
+               "sha256 " + args.test, "verdict"});
+  for (size_t i = 0; i < ref_out.size() && i < test_out.size(); ++i) {
+    diff::Metrics m = diff::compare(test_out[i], ref_out[i]);
+    bool agree = diff::agrees(m);
+    all_agree &= agree;
+    std::string name = graph.value(graph.outputs.at(i)).name;
+    std::string sha_ref = sha256_hex(ref_out[i]), sha_test = sha256_hex(test_out[i]);
+    report["outputs"].push_back({{"name", name},
+                                 {"shape_ref", ref_out[i].shape()},
+                                 {"shape_test", test_out[i].shape()},
+                                 {"cosine", m.cosine},
+                                 {"max_abs_delta", m.max_abs_delta},
+                                 {"rms_ratio", m.rms_ratio},
+                                 {"rel_l2", m.rel_l2},
+                                 {"nan_count_ref", m.nan_count_ref},
+                                 {"nan_count_test", m.nan_count_test},
+                                 {"sha256_ref", sha_ref},
+                                 {"sha256_test", sha_test},
+                                 {"agree", agree}});
+    table.add({name, shape_str(test_out[i].shape()), fmt_fixed(m.cosine, 10), fmt_sci(m.max_abs_delta),
+               fmt_fixed(m.rms_ratio, 7), fmt_sci(m.rel_l2), sha_ref.substr(0, 16), sha_test.substr(0, 16),
+               agree ? "agree" : "DIVERGE"});
+  }
+  report["verdict"] = all_agree ? "agree" : "diverge";
+  if (args.common.json) {
+    std::cout << report.dump(2) << '\n';
+  } else {
+    table.print(std::cout);
+    std::cout << (all_agree ? "AGREE" : "DIVERGE") << ": " << args.test << " vs " << args.ref
+              << " (agreement: rel_l2 <= " << fmt_sci(diff::kAgreeRelL2) << " and cosine >= "
+              << fmt_fixed(diff::kAgreeCosine, 7) << " on every output)\n";
+  }
+  return all_agree ? kExitOk : kExitFail;
+}
+
+}  // namespace lockstep::cli

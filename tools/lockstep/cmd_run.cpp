@@ -1,0 +1,68 @@
+// `lockstep run`: compile a model for one backend, run it once, write each output as .npy.
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "core/hash.h"
+#include "core/npy.h"
+#include "inputs.h"
+
+namespace lockstep::cli {
+
+namespace fs = std::filesystem;
+
+int cmd_run(const RunArgs& args) {
+  Model model = load_model_or_default(args.model);
+  ModelInputs inputs = gather_inputs(model.graph(), args.inputs);
+  if (inputs.drawn)
+    std::cerr << "lockstep: no inputs given; drawing them from seed " << args.inputs.seed
+              << " (uniform[-1,1] floats, zero integers)\n";
+  Options options;
+  options.threads = args.common.threads;
+  options.input_shapes = inputs.bind;
+  options.print_after_all = args.print_after_all;
+  options.opt_bisect_limit = args.opt_bisect_limit;
+  options.fuse = !args.no_fuse;
+  auto exe = compile(model, args.backend, options);
+  std::vector<Tensor> outputs = exe->run(inputs.tensors);
+
+  const ir::Graph& graph = exe->graph();
+  std::error_code ec;
+  fs::create_directories(args.out_dir, ec);
+  if (ec) throw Error(ErrorCode::Io, "cannot create output folder '" + args.out_dir + "': " + ec.message());
+  // Each file is written atomically; if one fails, the ones this run already wrote are removed.
+  std::vector<std::string> written;
+  nlohmann::json report = {{"model", args.model.empty() ? "(embedded default)" : args.model},
+                           {"backend", exe->backend_name()},
+                           {"outputs", nlohmann::json::array()}};
+  if (inputs.drawn) report["input_seed"] = args.inputs.seed;
+  try {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const std::string& name = graph.value(graph.outputs.at(i)).name;
+      std::string path = (fs::path(args.out_dir) / (file_stem(name) + ".npy")).string();
+      write_npy(path, outputs[i]);
+      written.push_back(path);
+      report["outputs"].push_back({{"name", name},
+                                   {"file", path},
+                                   {"dtype", dtype_name(outputs[i].dtype())},
+                                   {"shape", outputs[i].shape()},
+                                   {"sha256", sha256_hex(outputs[i])}});
+    }
+  } catch (...) {
+    for (const auto& path : written) fs::remove(path, ec);
+    throw;
+  }
+  if (args.common.json) {
+    std::cout << report.dump(2) << '\n';
+  } else {
+    for (const auto& o : report["outputs"])
+      std::cout << o["name"].get<std::string>() << " " << o["dtype"].get<std::string>() << " "
+                << shape_str(o["shape"].get<Shape>()) << " -> " << o["file"].get<std::string>() << "  sha256 "
+                << o["sha256"].get<std::string>().substr(0, 16) << '\n';
+  }
+  return kExitOk;
+}
+
+}  // namespace lockstep::cli

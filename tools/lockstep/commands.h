@@ -1,0 +1,77 @@
+// The subcommands of the `lockstep` CLI. main.cpp parses arguments (CLI11) into these structs;
+// each cmd_*.cpp implements one subcommand and returns the process exit code.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lockstep::cli {
+
+// Exit codes: 0 success/agreement, 1 model/data error or divergence, 2 usage error.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFail = 1;
+inline constexpr int kExitUsage = 2;
+
+struct InputArgs {
+  std::vector<std::string> files;  // --inputs a.npy b.npy, in graph-input order
+  std::string npz;                 // --inputs-npz x.npz, keyed by input name (or arr_0, arr_1, ...)
+  std::vector<std::string> named;  // --input NAME=FILE
+  uint64_t seed = 0;               // draws inputs when none are given
+};
+
+struct CommonArgs {
+  int threads = 0;
+  bool json = false;
+};
+
+struct RunArgs {
+  std::string model;
+  std::string backend = "cpu";
+  std::string out_dir = ".";
+  InputArgs inputs;
+  CommonArgs common;
+  bool print_after_all = false;
+  int opt_bisect_limit = -1;
+  bool no_fuse = false;
+};
+
+struct CompareArgs {
+  std::string model;
+  std::string ref = "reference";
+  std::string test = "cpu";
+  InputArgs inputs;
+  CommonArgs common;
+};
+
+struct InfoArgs {
+  std::string model;
+  bool shapes = false;
+  CommonArgs common;
+};
+
+struct CheckArgs {
+  std::string model;  // empty: the embedded default
+  InputArgs inputs;
+  int fresh = 3;
+  CommonArgs common;
+};
+
+// The hidden `__worker` subcommand: one fresh-process run for `check`.
+struct WorkerArgs {
+  std::string model;  // empty: the embedded default
+  std::string backend;
+  std::string inputs_npz;
+  std::string anchors_file;  // one ONNX node name per line
+  std::string out_dir;
+  int threads = 0;
+};
+
+int cmd_run(const RunArgs& args);
+int cmd_compare(const CompareArgs& args);
+int cmd_info(const InfoArgs& args);
+int cmd_check(const CheckArgs& args);
+int cmd_worker(const WorkerArgs& args);
+
+}  // namespace lockstep::cli
