@@ -1,0 +1,96 @@
+// The CUDA backend's compile/run context: one stream, library handles, value pointers into the
+// device arena, and the per-node launch lists the executor replays (or captures as a CUDA graph).
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "lockstep/lockstep.h"
+
+namespace lockstep::cuda {
+
+// Throws Error(Internal, or OutOfMemory / DeviceUnavailable where the code says so).
+void check_cuda(cudaError_t status, const std::string& what, const std::string& node = {});
+void check_cublas(cublasStatus_t status, const std::string& what, const std::string& node = {});
+void check_cudnn(cudnnStatus_t status, const std::string& what, const std::string& node = {});
+
+// The device returns: false with the reason when no usable CUDA device is present.
+bool device_available(std::string* why_not);
+
+// Bytes per element of a value on the device: floating values are float32, bool is one byte.
+size_t device_elem_size(DType dtype);
+DType device_dtype(DType dtype);  // Float64 -> Float32, others unchanged
+
+// One kernel (or library call) of a node, in execution order.
+struct Launch {
+  std::string kernel;                        // named in safe-mode reports
+  std::function<void(cudaStream_t)> fn;      // enqueues work on the stream; never synchronizes
+};
+
+struct NodeProgram {
+  int node = -1;
+  std::vector<Launch> launches;
+};
+
+class Context {
+ public:
+  explicit Context(const ir::Graph& graph) : graph_(graph) {}
+  const ir::Graph& graph() const { return graph_; }
+
+  // Device pointer of a value (valid once the executor has laid out the arena).
+  void* ptr(ir::ValueId v) const { return value_ptr_.at(static_cast<size_t>(v)); }
+  float* fptr(ir::ValueId v) const { return static_cast<float*>(ptr(v)); }
+
+  // Record-time requests, resolved when the arena is laid out.
+  void need_workspace(size_t bytes) { workspace_bytes_ = std::max(workspace_bytes_, bytes); }
+  void need_scratch(size_t bytes) { scratch_bytes_ = std::max(scratch_bytes_, bytes); }
+  // A tensor computed on the host at compile time (shape ops); returns its index.
+  int add_host_constant(Tensor t) {
+    host_constants_.push_back(std::move(t));
+    return static_cast<int>(host_constants_.size() - 1);
+  }
+  void* host_constant_ptr(int index) const { return host_constant_ptr_.at(static_cast<size_t>(index)); }
+
+  void* workspace() const { return workspace_; }
+  size_t workspace_bytes() const { return workspace_bytes_; }
+  void* scratch() const { return scratch_; }
+  size_t scratch_bytes() const { return scratch_bytes_; }
+
+  cublasHandle_t cublas = nullptr;
+  cudnnHandle_t cudnn = nullptr;
+  bool safe = false;
+
+  // Set by the executor's layout.
+  std::vector<void*> value_ptr_;
+  std::vector<Tensor> host_constants_;
+  std::vector<void*> host_constant_ptr_;
+  void* workspace_ = nullptr;
+  void* scratch_ = nullptr;
+
+ private:
+  const ir::Graph& graph_;
+  size_t workspace_bytes_ = 0;
+  size_t scratch_bytes_ = 0;
+};
+
+// Threads per block for the element-wise style kernels, and a grid size for n elements.
+inline constexpr int kBlock = 256;
+inline unsigned grid_for(int64_t n) {
+  int64_t blocks = (n + kBlock - 1) / kBlock;
+  if (blocks < 1) blocks = 1;
+  if (blocks > 65535LL * 16) blocks = 65535LL * 16;  // grid-stride loops cover the rest
+  return static_cast<unsigned>(blocks);
+}
+
+// Contiguous row-major strides (in elements).
+std::vector<int64_t> contiguous_strides(const Shape& shape);
+
+}  // namespace lockstep::cuda

@@ -1,0 +1,418 @@
+// Element-wise family: one "program" kernel evaluates a node's op and its fused epilogue in a
+// single pass (acc = load(src); acc = step(acc, operand) ...), broadcasting every operand.
+#include <cmath>
+
+#include "backends/cuda/families.h"
+#include "ir/infer.h"
+
+namespace lockstep::cuda {
+namespace {
+
+enum EwCode : int { kAdd, kSub, kMul, kDiv, kPow, kTanh, kSigmoid, kRelu, kLeakyRelu, kExp, kNeg, kSqrt, kIdentity };
+constexpr int kMaxSteps = 12;
+
+struct EwOperand {
+  const void* ptr = nullptr;
+  int64_t strides[kMaxRank] = {};
+};
+struct EwStep {
+  int code = kIdentity;
+  int operand = -1;  // index into ops, -1 for unary
+  int lhs = 0;
+  float alpha = 0.0f;
+};
+struct EwProgram {
+  int rank = 0;
+  int64_t n = 0;
+  int64_t dims[kMaxRank] = {};
+  EwOperand src;
+  int nsteps = 0;
+  EwStep steps[kMaxSteps];
+  EwOperand ops[kMaxSteps];
+  void* out = nullptr;
+};
+
+int ew_code(ir::Op op) {
+  switch (op) {
+    case ir::Op::Add: return kAdd;
+    case ir::Op::Sub: return kSub;
+    case ir::Op::Mul: return kMul;
+    case ir::Op::Div: return kDiv;
+    case ir::Op::Pow: return kPow;
+    case ir::Op::Tanh: return kTanh;
+    case ir::Op::Sigmoid: return kSigmoid;
+    case ir::Op::Relu: return kRelu;
+    case ir::Op::LeakyRelu: return kLeakyRelu;
+    case ir::Op::Exp: return kExp;
+    case ir::Op::Neg: return kNeg;
+    case ir::Op::Sqrt: return kSqrt;
+    case ir::Op::Identity: return kIdentity;
+    default: return -1;
+  }
+}
+
+__device__ inline float apply(int code, float a, float b, float alpha) {
+  switch (code) {
+    case kAdd: return a + b;
+    case kSub: return a - b;
+    case kMul: return a * b;
+    case kDiv: return a / b;
+    case kPow: return powf(a, b);
+    case kTanh: return tanhf(a);
+    case kSigmoid: return 1.0f / (1.0f + expf(-a));
+    case kRelu: return a > 0.0f ? a : 0.0f;
+    case kLeakyRelu: return a >= 0.0f ? a : a * alpha;
+    case kExp: return expf(a);
+    case kNeg: return -a;
+    case kSqrt: return sqrtf(a);
+    default: return a;
+  }
+}
+
+__device__ inline long long apply(int code, long long a, long long b, float) {
+  switch (code) {
+    case kAdd: return a + b;
+    case kSub: return a - b;
+    case kMul: return a * b;
+    case kDiv: return b == 0 ? 0 : a / b;
+    case kRelu: return a > 0 ? a : 0;
+    case kNeg: return -a;
+    default: return a;
+  }
+}
+
+template <class T, class I>
+__global__ void ew_program_kernel(EwProgram p) {
+  const I n = static_cast<I>(p.n);
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<I>(gridDim.x) * blockDim.x) {
+    I coord[kMaxRank];
+    I rem = i;
+#pragma unroll
+    for (int d = kMaxRank - 1; d >= 0; --d) {
+      if (d < p.rank) {
+        const I dim = static_cast<I>(p.dims[d]);
+        coord[d] = rem % dim;
+        rem /= dim;
+      }
+    }
+    auto offset = [&](const EwOperand& o) {
+      I off = 0;
+#pragma unroll
+      for (int d = 0; d < kMaxRank; ++d)
+        if (d < p.rank) off += coord[d] * static_cast<I>(o.strides[d]);
+      return off;
+    };
+    T acc = static_cast<const T*>(p.src.ptr)[offset(p.src)];
+    for (int s = 0; s < p.nsteps; ++s) {
+      const EwStep st = p.steps[s];
+      T b = T(0);
+      if (st.operand >= 0) b = static_cast<const T*>(p.ops[st.operand].ptr)[offset(p.ops[st.operand])];
+      acc = st.lhs ? apply(st.code, b, acc, st.alpha) : apply(st.code, acc, b, st.alpha);
+    }
+    static_cast<T*>(p.out)[i] = acc;
+  }
+}
+
+// A program description with value ids; pointers are resolved when the launch runs.
+struct StepSpec {
+  int code;
+  ir::ValueId operand;       // kNoValue for unary
+  std::vector<int64_t> strides;  // broadcast strides of the operand (or explicit, e.g. bias)
+  bool lhs;
+  float alpha;
+};
+
+template <class T>
+void launch_program(const Context& ctx, const Shape& out_shape, ir::ValueId src,
+                    const std::vector<int64_t>& src_strides_in, const std::vector<StepSpec>& steps,
+                    ir::ValueId out, cudaStream_t stream) {
+  std::vector<int64_t> dims = out_shape;
+  std::vector<int64_t> src_strides = src_strides_in;
+  std::vector<std::vector<int64_t>> op_strides;
+  for (const auto& s : steps) op_strides.push_back(s.operand == ir::kNoValue ? std::vector<int64_t>(dims.size(), 0) : s.strides);
+  std::vector<int64_t> out_strides = contiguous_strides(dims);
+  std::vector<std::vector<int64_t>*> all{&src_strides, &out_strides};
+  for (auto& s : op_strides) all.push_back(&s);
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  if (n == 0) return;
+  collapse_dims(dims, all);
+  EwProgram p;
+  p.rank = static_cast<int>(dims.size());
+  p.n = n;
+  for (int d = 0; d < p.rank; ++d) {
+    p.dims[d] = dims[static_cast<size_t>(d)];
+    p.src.strides[d] = src_strides[static_cast<size_t>(d)];
+  }
+  p.src.ptr = ctx.ptr(src);
+  p.out = ctx.ptr(out);
+  p.nsteps = static_cast<int>(steps.size());
+  for (int s = 0; s < p.nsteps; ++s) {
+    const auto& spec = steps[static_cast<size_t>(s)];
+    p.steps[s].code = spec.code;
+    p.steps[s].lhs = spec.lhs;
+    p.steps[s].alpha = spec.alpha;
+    p.steps[s].operand = spec.operand == ir::kNoValue ? -1 : s;
+    if (spec.operand != ir::kNoValue) {
+      p.ops[s].ptr = ctx.ptr(spec.operand);
+      for (int d = 0; d < p.rank; ++d) p.ops[s].strides[d] = op_strides[static_cast<size_t>(s)][static_cast<size_t>(d)];
+    }
+  }
+  if (n < (int64_t{1} << 31))
+    ew_program_kernel<T, uint32_t><<<grid_for(n), kBlock, 0, stream>>>(p);
+  else
+    ew_program_kernel<T, uint64_t><<<grid_for(n), kBlock, 0, stream>>>(p);
+}
+
+// Appends launches running `steps` on src -> out, split into chunks of kMaxSteps (later chunks in place).
+void append_programs(Context& ctx, NodeProgram& program, const std::string& kernel, ir::ValueId src,
+                     std::vector<int64_t> src_strides, std::vector<StepSpec> steps, ir::ValueId out) {
+  const ir::Graph& g = ctx.graph();
+  const Shape out_shape = g.value(out).shape;
+  const bool is_int = device_dtype(g.value(out).dtype) == DType::Int64;
+  size_t begin = 0;
+  do {
+    size_t end = std::min(steps.size(), begin + kMaxSteps);
+    std::vector<StepSpec> chunk(steps.begin() + static_cast<long>(begin), steps.begin() + static_cast<long>(end));
+    const Context* c = &ctx;
+    program.launches.push_back({kernel, [=](cudaStream_t stream) {
+      if (is_int) launch_program<long long>(*c, out_shape, src, src_strides, chunk, out, stream);
+      else launch_program<float>(*c, out_shape, src, src_strides, chunk, out, stream);
+    }});
+    src = out;
+    src_strides = contiguous_strides(out_shape);
+    begin = end;
+  } while (begin < steps.size());
+}
+
+std::vector<StepSpec> epilogue_specs(const ir::Graph& g, const ir::Node& node) {
+  std::vector<StepSpec> specs;
+  const Shape& out = g.value(node.outputs[0]).shape;
+  for (const auto& step : node.epilogue) {
+    StepSpec s{ew_code(step.op), step.operand, {}, step.operand_is_lhs, step.alpha};
+    if (step.operand != ir::kNoValue) s.strides = broadcast_strides(g.value(step.operand).shape, out);
+    specs.push_back(std::move(s));
+  }
+  return specs;
+}
+
+// ---- Cast, Equal, Where -------------------------------------------------------------------------
+
+template <class From, class To>
+__global__ void cast_kernel(const From* src, To* dst, int64_t n) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    if constexpr (std::is_same_v<To, bool>) dst[i] = src[i] != From(0);
+    else dst[i] = static_cast<To>(src[i]);
+  }
+}
+
+struct Bcast3 {
+  int rank = 0;
+  int64_t n = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[3][kMaxRank] = {};
+  const void* in[3] = {};
+  void* out = nullptr;
+};
+
+template <class T>
+__global__ void equal_where_kernel(Bcast3 p, int is_where) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t rem = i, off[3] = {0, 0, 0};
+    for (int d = p.rank - 1; d >= 0; --d) {
+      int64_t c = rem % p.dims[d];
+      rem /= p.dims[d];
+      for (int k = 0; k < 3; ++k) off[k] += c * p.strides[k][d];
+    }
+    if (is_where) {
+      bool cond = static_cast<const bool*>(p.in[0])[off[0]];
+      static_cast<T*>(p.out)[i] = cond ? static_cast<const T*>(p.in[1])[off[1]] : static_cast<const T*>(p.in[2])[off[2]];
+    } else {
+      static_cast<bool*>(p.out)[i] = static_cast<const T*>(p.in[0])[off[0]] == static_cast<const T*>(p.in[1])[off[1]];
+    }
+  }
+}
+
+template <class From>
+void dispatch_cast_to(const void* src, void* dst, DType to, int64_t n, cudaStream_t s) {
+  auto* in = static_cast<const From*>(src);
+  switch (to) {
+    case DType::Float32: case DType::Float64: cast_kernel<<<grid_for(n), kBlock, 0, s>>>(in, static_cast<float*>(dst), n); break;
+    case DType::Int64: cast_kernel<<<grid_for(n), kBlock, 0, s>>>(in, static_cast<long long*>(dst), n); break;
+    case DType::Int32: cast_kernel<<<grid_for(n), kBlock, 0, s>>>(in, static_cast<int32_t*>(dst), n); break;
+    case DType::Bool: cast_kernel<<<grid_for(n), kBlock, 0, s>>>(in, static_cast<bool*>(dst), n); break;
+  }
+}
+
+void dispatch_cast(const void* src, DType from, void* dst, DType to, int64_t n, cudaStream_t s) {
+  if (n == 0) return;
+  switch (from) {
+    case DType::Float32: case DType::Float64: dispatch_cast_to<float>(src, dst, to, n, s); break;
+    case DType::Int64: dispatch_cast_to<long long>(src, dst, to, n, s); break;
+    case DType::Int32: dispatch_cast_to<int32_t>(src, dst, to, n, s); break;
+    case DType::Bool: dispatch_cast_to<bool>(src, dst, to, n, s); break;
+  }
+}
+
+void record_equal_where(Context& ctx, const ir::Node& node, NodeProgram& program) {
+  const ir::Graph& g = ctx.graph();
+  const bool is_where = node.op == ir::Op::Where;
+  const ir::ValueId out = node.outputs[0];
+  const Shape out_shape = g.value(out).shape;
+  const DType t = device_dtype(g.value(node.inputs[is_where ? 1 : 0]).dtype);
+  std::vector<ir::ValueId> ins(node.inputs.begin(), node.inputs.end());
+  const Context* c = &ctx;
+  program.launches.push_back({is_where ? "where" : "equal", [=](cudaStream_t s) {
+    Bcast3 p;
+    p.rank = static_cast<int>(out_shape.size());
+    p.n = 1;
+    for (int d = 0; d < p.rank; ++d) { p.dims[d] = out_shape[static_cast<size_t>(d)]; p.n *= p.dims[d]; }
+    for (size_t k = 0; k < ins.size() && k < 3; ++k) {
+      auto st = broadcast_strides(c->graph().value(ins[k]).shape, out_shape);
+      for (int d = 0; d < p.rank; ++d) p.strides[k][d] = st[static_cast<size_t>(d)];
+      p.in[k] = c->ptr(ins[k]);
+    }
+    p.out = c->ptr(out);
+    if (p.n == 0) return;
+    const int w = is_where ? 1 : 0;
+    switch (device_elem_size(t)) {
+      case 1: equal_where_kernel<bool><<<grid_for(p.n), kBlock, 0, s>>>(p, w); break;
+      case 8: equal_where_kernel<long long><<<grid_for(p.n), kBlock, 0, s>>>(p, w); break;
+      default:
+        if (t == DType::Int32) equal_where_kernel<int32_t><<<grid_for(p.n), kBlock, 0, s>>>(p, w);
+        else equal_where_kernel<float><<<grid_for(p.n), kBlock, 0, s>>>(p, w);
+    }
+  }});
+}
+
+}  // namespace
+
+void collapse_dims(std::vector<int64_t>& dims, std::vector<std::vector<int64_t>*> strides) {
+  std::vector<int64_t> nd;
+  std::vector<std::vector<int64_t>> ns(strides.size());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 1) continue;
+    bool merge = !nd.empty();
+    for (size_t k = 0; k < strides.size() && merge; ++k)
+      if (ns[k].back() != (*strides[k])[d] * dims[d]) merge = false;
+    if (merge) {
+      nd.back() *= dims[d];
+      for (size_t k = 0; k < strides.size(); ++k) ns[k].back() = (*strides[k])[d];
+    } else {
+      nd.push_back(dims[d]);
+      for (size_t k = 0; k < strides.size(); ++k) ns[k].push_back((*strides[k])[d]);
+    }
+  }
+  if (nd.empty()) {
+    nd.push_back(1);
+    for (auto& s : ns) s.push_back(0);
+  }
+  dims = nd;
+  for (size_t k = 0; k < strides.size(); ++k) *strides[k] = ns[k];
+}
+
+std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out) {
+  std::vector<int64_t> own = contiguous_strides(shape);
+  std::vector<int64_t> result(out.size(), 0);
+  const size_t shift = out.size() - shape.size();
+  for (size_t d = shift; d < out.size(); ++d) {
+    const size_t j = d - shift;
+    result[d] = (shape[j] == 1 && out[d] != 1) ? 0 : own[j];
+  }
+  return result;
+}
+
+std::vector<int64_t> constant_ints(const ir::Graph& graph, const ir::Node& node, size_t index) {
+  std::vector<int64_t> result;
+  if (index >= node.inputs.size() || node.inputs[index] == ir::kNoValue) return result;
+  const Tensor& t = graph.value(node.inputs[index]).constant;
+  if (!t.defined())
+    throw Error(ErrorCode::UnsupportedAttribute, "cuda: parameter input " + std::to_string(index) + " must be a constant",
+                node.name, ir::op_name(node.op));
+  for (int64_t i = 0; i < t.numel(); ++i) result.push_back(t.element_as_int(i));
+  return result;
+}
+
+std::optional<std::string> elementwise_unsupported(const ir::Graph& graph, const ir::Node& node) {
+  if (node.op == ir::Op::Cast || node.op == ir::Op::Equal || node.op == ir::Op::Where) return std::nullopt;
+  const DType t = device_dtype(graph.value(node.outputs[0]).dtype);
+  if (t == DType::Float32) return std::nullopt;
+  if (t == DType::Int64) {
+    auto int_ok = [](ir::Op op) {
+      return op == ir::Op::Add || op == ir::Op::Sub || op == ir::Op::Mul || op == ir::Op::Div ||
+             op == ir::Op::Neg || op == ir::Op::Identity || op == ir::Op::Relu;
+    };
+    if (!int_ok(node.op)) return std::string(ir::op_name(node.op)) + " on int64 is not implemented on CUDA";
+    for (const auto& s : node.epilogue)
+      if (!int_ok(s.op)) return std::string(ir::op_name(s.op)) + " on int64 is not implemented on CUDA";
+    return std::nullopt;
+  }
+  if (node.op == ir::Op::Identity) return std::nullopt;  // bool/int32 Identity is a copy
+  return std::string(ir::op_name(node.op)) + " on " + dtype_name(t) + " is not implemented on CUDA";
+}
+
+void record_elementwise(Context& ctx, int node_index, NodeProgram& program) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
+  const ir::ValueId out = node.outputs[0];
+  const Shape& out_shape = g.value(out).shape;
+  if (node.op == ir::Op::Cast) {
+    const ir::ValueId in = node.inputs[0];
+    const DType from = device_dtype(g.value(in).dtype), to = device_dtype(g.value(out).dtype);
+    const int64_t n = num_elements(out_shape);
+    const Context* c = &ctx;
+    program.launches.push_back({"cast", [=](cudaStream_t s) { dispatch_cast(c->ptr(in), from, c->ptr(out), to, n, s); }});
+    record_epilogue(ctx, node_index, program);
+    return;
+  }
+  if (node.op == ir::Op::Equal || node.op == ir::Op::Where) {
+    record_equal_where(ctx, node, program);
+    record_epilogue(ctx, node_index, program);
+    return;
+  }
+  const DType t = device_dtype(g.value(out).dtype);
+  if (t != DType::Float32 && t != DType::Int64) {  // bool / int32 Identity
+    const ir::ValueId in = node.inputs[0];
+    const size_t bytes = static_cast<size_t>(num_elements(out_shape)) * device_elem_size(t);
+    const Context* c = &ctx;
+    program.launches.push_back({"identity_copy", [=](cudaStream_t s) {
+      if (c->ptr(in) != c->ptr(out) && bytes) check_cuda(cudaMemcpyAsync(c->ptr(out), c->ptr(in), bytes, cudaMemcpyDeviceToDevice, s), "identity copy");
+    }});
+    return;
+  }
+  std::vector<StepSpec> steps;
+  const ir::ValueId src = node.inputs[0];
+  if (ir::is_binary_elementwise(node.op)) {
+    const ir::ValueId rhs = node.inputs[1];
+    steps.push_back({ew_code(node.op), rhs, broadcast_strides(g.value(rhs).shape, out_shape), false, 0.0f});
+  } else {
+    steps.push_back({ew_code(node.op), ir::kNoValue, {}, false, node.attrs.get_float("alpha", 0.01f)});
+  }
+  for (auto& s : epilogue_specs(g, node)) steps.push_back(std::move(s));
+  std::string kernel = std::string("elementwise_") + ir::op_name(node.op);
+  if (!node.epilogue.empty()) kernel += "+epilogue" + std::to_string(node.epilogue.size());
+  append_programs(ctx, program, kernel, src, broadcast_strides(g.value(src).shape, out_shape), std::move(steps), out);
+}
+
+void record_epilogue(Context& ctx, int node_index, NodeProgram& program, ir::ValueId bias) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
+  if (node.epilogue.empty() && bias == ir::kNoValue) return;
+  const ir::ValueId out = node.outputs[0];
+  const Shape& out_shape = g.value(out).shape;
+  std::vector<StepSpec> steps;
+  if (bias != ir::kNoValue) {
+    std::vector<int64_t> st(out_shape.size(), 0);
+    if (st.size() > 1) st[1] = 1;  // one value per output channel
+    steps.push_back({kAdd, bias, st, false, 0.0f});
+  }
+  for (auto& s : epilogue_specs(g, node)) steps.push_back(std::move(s));
+  std::string kernel = std::string("epilogue_") + ir::op_name(node.op);
+  if (bias != ir::kNoValue) kernel += "+bias";
+  append_programs(ctx, program, kernel, out, contiguous_strides(out_shape), std::move(steps), out);
+}
+
+}  // namespace lockstep::cuda

@@ -1,0 +1,398 @@
+#include "backends/cuda/executor.h"
+
+#include <cstring>
+
+#include "backends/cuda/families.h"
+#include "backends/cuda/testing.h"
+
+namespace lockstep::cuda {
+namespace {
+
+constexpr size_t kAlign = 256;
+constexpr size_t kGuardBytes = 256;
+constexpr size_t kMinWorkspace = size_t{4} << 20;  // cuBLAS's own needs on Hopper
+
+size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+size_t value_device_bytes(const ir::Value& v) {
+  return static_cast<size_t>(num_elements(v.shape)) * device_elem_size(v.dtype);
+}
+
+void record_node(Context& ctx, int index, NodeProgram& program) {
+  const ir::Node& node = ctx.graph().nodes[static_cast<size_t>(index)];
+  switch (node.op) {
+    case ir::Op::Conv: case ir::Op::ConvTranspose:
+      record_conv(ctx, index, program); break;
+    case ir::Op::MatMul: case ir::Op::Gemm: case ir::Op::Softmax:
+      record_matmul(ctx, index, program); break;
+    case ir::Op::Shape: case ir::Op::ConstantOfShape: case ir::Op::Range:
+      record_shape_op(ctx, index, program); break;
+    case ir::Op::Slice: case ir::Op::Split: case ir::Op::Concat: case ir::Op::Reshape: case ir::Op::Flatten:
+    case ir::Op::Transpose: case ir::Op::Unsqueeze: case ir::Op::Squeeze: case ir::Op::Pad: case ir::Op::Gather:
+    case ir::Op::Expand:
+      record_data_movement(ctx, index, program); break;
+    default:
+      record_elementwise(ctx, index, program); break;
+  }
+}
+
+// Host tensor in the device representation of a value (float64 -> float32).
+Tensor to_device_repr(const Tensor& t) {
+  return t.dtype() == DType::Float64 ? t.to(DType::Float32) : t;
+}
+
+}  // namespace
+
+CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) : graph_(graph), options_(options) {
+  try {
+    std::string why;
+    if (!device_available(&why)) throw Error(ErrorCode::DeviceUnavailable, "cuda: " + why);
+    check_cuda(cudaSetDevice(device_), "select device 0");
+    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "create stream");
+    ctx_ = std::make_unique<Context>(graph_);
+    ctx_->safe = options.safe;
+    check_cublas(cublasCreate(&ctx_->cublas), "create handle");
+    check_cublas(cublasSetStream(ctx_->cublas, stream_), "set stream");
+    // Pedantic: IEEE float32 everywhere, no TF32 or reduced-precision reductions.
+    check_cublas(cublasSetMathMode(ctx_->cublas, CUBLAS_PEDANTIC_MATH), "set math mode");
+    check_cublas(cublasSetAtomicsMode(ctx_->cublas, CUBLAS_ATOMICS_NOT_ALLOWED), "forbid atomics");
+    check_cudnn(cudnnCreate(&ctx_->cudnn), "create handle");
+    check_cudnn(cudnnSetStream(ctx_->cudnn, stream_), "set stream");
+    record_programs();
+    lay_out();
+    upload_constants();
+    check_cublas(cublasSetWorkspace(ctx_->cublas, ctx_->workspace_, ctx_->workspace_bytes()), "set workspace");
+  } catch (...) {
+    free_all();
+    throw;
+  }
+}
+
+CudaExecutable::~CudaExecutable() { free_all(); }
+
+void CudaExecutable::free_all() noexcept {
+  if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+  if (cuda_graph_) cudaGraphDestroy(cuda_graph_);
+  graph_exec_ = nullptr;
+  cuda_graph_ = nullptr;
+  if (stream_) cudaStreamSynchronize(stream_);
+  programs_.clear();  // drops cuDNN descriptors held by the launches
+  if (ctx_) {
+    if (ctx_->cublas) cublasDestroy(ctx_->cublas);
+    if (ctx_->cudnn) cudnnDestroy(ctx_->cudnn);
+    ctx_->cublas = nullptr;
+    ctx_->cudnn = nullptr;
+  }
+  if (arena_) cudaFree(arena_);
+  if (in_stage_) cudaFreeHost(in_stage_);
+  if (out_stage_) cudaFreeHost(out_stage_);
+  if (broken_host_) cudaFreeHost(broken_host_);
+  if (stream_) cudaStreamDestroy(stream_);
+  arena_ = in_stage_ = out_stage_ = nullptr;
+  broken_host_ = nullptr;
+  stream_ = nullptr;
+}
+
+void CudaExecutable::record_programs() {
+  for (int i = 0; i < static_cast<int>(graph_.nodes.size()); ++i) {
+    NodeProgram program;
+    program.node = i;
+    record_node(*ctx_, i, program);
+    programs_.push_back(std::move(program));
+  }
+}
+
+void CudaExecutable::lay_out() {
+  const size_t nvalues = graph_.values.size();
+  value_bytes_.assign(nvalues, 0);
+  std::vector<bool> used(nvalues, false);
+  auto use = [&](ir::ValueId v) { if (v != ir::kNoValue) used[static_cast<size_t>(v)] = true; };
+  for (const auto& node : graph_.nodes) {
+    for (auto v : node.inputs) use(v);
+    for (auto v : node.outputs) use(v);
+    for (const auto& s : node.epilogue) use(s.operand);
+  }
+  for (auto v : graph_.inputs) use(v);
+  for (auto v : graph_.outputs) use(v);
+
+  const bool safe = options_.safe;
+  const auto& plan = graph_.plan;
+  size_t cursor = 0;
+  std::vector<std::pair<size_t, size_t>> guard_spans;  // (offset, bytes) from the arena base
+  // Appends a slot; in safe mode with a canary guard before and right after its bytes.
+  auto add_slot = [&](const std::string& what, size_t bytes, bool fresh) {
+    cursor = align_up(cursor, kAlign);
+    if (safe) {
+      guard_spans.push_back({cursor, kGuardBytes});
+      guard_owner_.push_back("before " + what);
+      cursor += kGuardBytes;
+    }
+    const size_t at = cursor;
+    cursor += bytes;
+    if (safe) {
+      const size_t end = align_up(cursor, kAlign) + kGuardBytes;
+      guard_spans.push_back({cursor, end - cursor});
+      guard_owner_.push_back("after " + what);
+      cursor = end;
+    }
+    slots_.push_back({what, bytes, at});
+    (void)fresh;
+    return at;
+  };
+
+  std::vector<int64_t> value_offset(nvalues, -1);
+  std::vector<bool> value_fresh(nvalues, false);
+  for (size_t v = 0; v < nvalues; ++v) {
+    if (!used[v]) continue;
+    const ir::Value& value = graph_.values[v];
+    value_bytes_[v] = value_device_bytes(value);
+    if (value.constant.defined()) value_offset[v] = static_cast<int64_t>(add_slot("constant '" + value.name + "'", value_bytes_[v], false));
+  }
+  std::vector<size_t> host_const_offset;
+  for (const Tensor& t : ctx_->host_constants_) host_const_offset.push_back(add_slot("compile-time constant", t.nbytes(), false));
+
+  size_t plan_base = 0;
+  if (plan && !safe) {
+    cursor = align_up(cursor, kAlign);
+    plan_base = cursor;
+    cursor += static_cast<size_t>(plan->arena_bytes);
+  }
+  for (size_t v = 0; v < nvalues; ++v) {
+    if (!used[v] || graph_.values[v].constant.defined()) continue;
+    const std::string what = "value '" + graph_.values[v].name + "'";
+    const bool planned = plan && v < plan->offsets.size() && plan->offsets[v] >= 0;
+    if (planned && !safe) {
+      if (static_cast<size_t>(plan->sizes[v]) < value_bytes_[v])
+        throw Error(ErrorCode::Internal, "cuda: the memory plan gives " + what + " " + std::to_string(plan->sizes[v]) +
+                                             " bytes, it needs " + std::to_string(value_bytes_[v]));
+      value_offset[v] = static_cast<int64_t>(plan_base + static_cast<size_t>(plan->offsets[v]));
+    } else {
+      value_offset[v] = static_cast<int64_t>(add_slot(what, value_bytes_[v], true));
+      value_fresh[v] = true;
+    }
+  }
+  if (!safe && plan) value_fresh.assign(nvalues, false);
+  ctx_->need_workspace(kMinWorkspace);
+  const size_t workspace_at = add_slot("workspace", ctx_->workspace_bytes(), true);
+  const size_t scratch_at = add_slot("scratch", std::max<size_t>(ctx_->scratch_bytes(), 4), true);
+  size_t guard_table_at = 0, broken_at = 0;
+  if (safe) {
+    cursor = align_up(cursor, kAlign);
+    guard_table_at = cursor;
+    cursor += guard_spans.size() * sizeof(GuardRange);
+    cursor = align_up(cursor, kAlign);
+    broken_at = cursor;
+    cursor += sizeof(uint32_t);
+  }
+  arena_bytes_ = align_up(cursor, kAlign);
+  if (options_.max_memory_bytes > 0 && arena_bytes_ > static_cast<size_t>(options_.max_memory_bytes))
+    throw Error(ErrorCode::LimitExceeded, "cuda: the device arena needs " + std::to_string(arena_bytes_) +
+                                              " bytes, over the cap of " + std::to_string(options_.max_memory_bytes));
+  const cudaError_t status = cudaMalloc(&arena_, arena_bytes_);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    arena_ = nullptr;
+    throw Error(status == cudaErrorMemoryAllocation ? ErrorCode::OutOfMemory : ErrorCode::DeviceUnavailable,
+                "cuda: cannot allocate the device arena of " + std::to_string(arena_bytes_) + " bytes: " + cudaGetErrorString(status));
+  }
+  auto* base = static_cast<std::byte*>(arena_);
+  ctx_->value_ptr_.assign(nvalues, nullptr);
+  for (size_t v = 0; v < nvalues; ++v)
+    if (value_offset[v] >= 0) ctx_->value_ptr_[v] = base + value_offset[v];
+  for (size_t i = 0; i < host_const_offset.size(); ++i) ctx_->host_constant_ptr_.push_back(base + host_const_offset[i]);
+  ctx_->workspace_ = base + workspace_at;
+  ctx_->scratch_ = base + scratch_at;
+
+  if (safe) {
+    for (const auto& [at, bytes] : guard_spans) guards_.push_back({reinterpret_cast<uint64_t>(base + at), bytes});
+    guard_table_ = reinterpret_cast<GuardRange*>(base + guard_table_at);
+    broken_ = reinterpret_cast<uint32_t*>(base + broken_at);
+    // Canaries everywhere first; data regions get their NaN fill at the start of every run.
+    check_cuda(cudaMemset(arena_, kCanaryByte, arena_bytes_), "canary fill");
+    check_cuda(cudaMemcpy(guard_table_, guards_.data(), guards_.size() * sizeof(GuardRange), cudaMemcpyHostToDevice), "guard table");
+    for (size_t v = 0; v < nvalues; ++v)
+      if (value_fresh[v]) fresh_.push_back({ctx_->value_ptr_[v], value_bytes_[v]});
+    fresh_.push_back({ctx_->workspace_, ctx_->workspace_bytes()});
+    fresh_.push_back({ctx_->scratch_, std::max<size_t>(ctx_->scratch_bytes(), 4)});
+    check_cuda(cudaMallocHost(reinterpret_cast<void**>(&broken_host_), sizeof(uint32_t)), "pinned canary word");
+  }
+
+  // Pinned staging buffers for graph inputs and outputs.
+  for (auto v : graph_.inputs) {
+    in_offsets_.push_back(in_bytes_);
+    in_bytes_ = align_up(in_bytes_ + value_bytes_[static_cast<size_t>(v)], kAlign);
+  }
+  for (auto v : graph_.outputs) {
+    out_offsets_.push_back(out_bytes_);
+    out_bytes_ = align_up(out_bytes_ + value_bytes_[static_cast<size_t>(v)], kAlign);
+  }
+  check_cuda(cudaMallocHost(&in_stage_, std::max<size_t>(in_bytes_, kAlign)), "pinned input staging (" + std::to_string(in_bytes_) + " bytes)");
+  check_cuda(cudaMallocHost(&out_stage_, std::max<size_t>(out_bytes_, kAlign)), "pinned output staging (" + std::to_string(out_bytes_) + " bytes)");
+}
+
+void CudaExecutable::upload_constants() {
+  for (size_t v = 0; v < graph_.values.size(); ++v) {
+    const ir::Value& value = graph_.values[v];
+    if (!value.constant.defined() || !ctx_->value_ptr_[v]) continue;
+    Tensor t = to_device_repr(value.constant);
+    if (t.nbytes() != value_bytes_[v])
+      throw Error(ErrorCode::Internal, "cuda: constant '" + value.name + "' has " + std::to_string(t.nbytes()) +
+                                           " bytes, its value type needs " + std::to_string(value_bytes_[v]));
+    if (t.nbytes()) check_cuda(cudaMemcpy(ctx_->value_ptr_[v], t.raw(), t.nbytes(), cudaMemcpyHostToDevice), "upload constant '" + value.name + "'");
+  }
+  for (size_t i = 0; i < ctx_->host_constants_.size(); ++i) {
+    const Tensor& t = ctx_->host_constants_[i];
+    if (t.nbytes()) check_cuda(cudaMemcpy(ctx_->host_constant_ptr_[i], t.raw(), t.nbytes(), cudaMemcpyHostToDevice), "upload constant");
+  }
+  check_cuda(cudaDeviceSynchronize(), "constant upload");
+}
+
+void CudaExecutable::stage_inputs(const std::vector<Tensor>& inputs) {
+  if (inputs.size() != graph_.inputs.size())
+    throw Error(ErrorCode::MissingInput, "cuda: the model takes " + std::to_string(graph_.inputs.size()) + " inputs, got " +
+                                             std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::Value& value = graph_.value(graph_.inputs[i]);
+    const Tensor& t = inputs[i];
+    if (!t.defined()) throw Error(ErrorCode::MissingInput, "cuda: input '" + value.name + "' is missing");
+    const bool dtype_ok = is_floating(value.dtype) ? is_floating(t.dtype()) : t.dtype() == value.dtype;
+    if (!dtype_ok)
+      throw Error(ErrorCode::DTypeMismatch, "cuda: input '" + value.name + "' must be " + dtype_name(value.dtype) + ", got " +
+                                                dtype_name(t.dtype()));
+    if (t.shape() != value.shape)
+      throw Error(ErrorCode::ShapeMismatch, "cuda: input '" + value.name + "' must have shape " + shape_str(value.shape) +
+                                                ", got " + shape_str(t.shape()));
+    Tensor d = to_device_repr(t);
+    std::memcpy(static_cast<std::byte*>(in_stage_) + in_offsets_[i], d.raw(), d.nbytes());
+  }
+}
+
+void CudaExecutable::enqueue_inputs() {
+  for (size_t i = 0; i < graph_.inputs.size(); ++i) {
+    const size_t bytes = value_bytes_[static_cast<size_t>(graph_.inputs[i])];
+    if (bytes)
+      check_cuda(cudaMemcpyAsync(ctx_->ptr(graph_.inputs[i]), static_cast<std::byte*>(in_stage_) + in_offsets_[i], bytes,
+                                 cudaMemcpyHostToDevice, stream_), "copy input");
+  }
+}
+
+void CudaExecutable::enqueue_outputs() {
+  for (size_t i = 0; i < graph_.outputs.size(); ++i) {
+    const size_t bytes = value_bytes_[static_cast<size_t>(graph_.outputs[i])];
+    if (bytes)
+      check_cuda(cudaMemcpyAsync(static_cast<std::byte*>(out_stage_) + out_offsets_[i], ctx_->ptr(graph_.outputs[i]), bytes,
+                                 cudaMemcpyDeviceToHost, stream_), "copy output");
+  }
+}
+
+void CudaExecutable::run_graph() {
+  if (!graph_exec_) {
+    // Captured once: input copies from pinned staging, every launch, output copies to staging.
+    check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "begin graph capture");
+    try {
+      enqueue_inputs();
+      for (auto& program : programs_)
+        for (auto& launch : program.launches) {
+          launch.fn(stream_);
+          check_cuda(cudaPeekAtLastError(), "launch " + launch.kernel + " during capture",
+                     graph_.nodes[static_cast<size_t>(program.node)].name);
+        }
+      enqueue_outputs();
+    } catch (...) {
+      cudaGraph_t broken = nullptr;
+      cudaStreamEndCapture(stream_, &broken);
+      if (broken) cudaGraphDestroy(broken);
+      cudaGetLastError();
+      throw;
+    }
+    check_cuda(cudaStreamEndCapture(stream_, &cuda_graph_), "end graph capture");
+    check_cuda(cudaGraphInstantiate(&graph_exec_, cuda_graph_, 0), "instantiate graph");
+  }
+  check_cuda(cudaGraphLaunch(graph_exec_, stream_), "launch graph");
+  check_cuda(cudaStreamSynchronize(stream_), "run graph");
+}
+
+void CudaExecutable::check_canaries(const std::string& kernel, int node_index) {
+  check_cuda(cudaMemsetAsync(broken_, 0xFF, sizeof(uint32_t), stream_), "reset canary word");
+  launch_canary_check(guard_table_, static_cast<int>(guards_.size()), broken_, stream_);
+  check_cuda(cudaMemcpyAsync(broken_host_, broken_, sizeof(uint32_t), cudaMemcpyDeviceToHost, stream_), "read canary word");
+  check_cuda(cudaStreamSynchronize(stream_), "canary check");
+  const uint32_t first = *broken_host_;
+  if (first == 0xFFFFFFFFu) return;
+  const std::string node = node_index >= 0 ? graph_.nodes[static_cast<size_t>(node_index)].result_onnx_name() : std::string();
+  const std::string op = node_index >= 0 ? ir::op_name(graph_.nodes[static_cast<size_t>(node_index)].op) : "";
+  throw Error(ErrorCode::Internal, "cuda safe mode: kernel '" + kernel + "' of ONNX node '" + node +
+                                       "' wrote outside its buffer: the canary " + guard_owner_[first] + " is broken",
+              node, op);
+}
+
+void CudaExecutable::run_eager(const RunOptions& options) {
+  const bool safe = options_.safe;
+  if (safe) {
+    for (const auto& [ptr, bytes] : fresh_) launch_nan_fill(ptr, bytes, stream_);
+    check_cuda(cudaStreamSynchronize(stream_), "safe mode NaN fill");
+  }
+  enqueue_inputs();
+  for (auto& program : programs_) {
+    const ir::Node& node = graph_.nodes[static_cast<size_t>(program.node)];
+    for (auto& launch : program.launches) {
+      launch.fn(stream_);
+      if (safe) {
+        check_cuda(cudaGetLastError(), "launch " + launch.kernel, node.name);
+        check_cuda(cudaStreamSynchronize(stream_), "run " + launch.kernel, node.name);
+        check_canaries(launch.kernel, program.node);
+      }
+    }
+    if (options.tap) {
+      check_cuda(cudaStreamSynchronize(stream_), "run node", node.name);
+      for (size_t i = 0; i < node.outputs.size(); ++i) {
+        const ir::ValueId v = node.outputs[i];
+        if (v == ir::kNoValue) continue;
+        const ir::Value& value = graph_.value(v);
+        Tensor t(device_dtype(value.dtype), value.shape);
+        if (t.nbytes()) check_cuda(cudaMemcpy(t.raw(), ctx_->ptr(v), t.nbytes(), cudaMemcpyDeviceToHost), "tap copy", node.name);
+        options.tap(node, static_cast<int>(i), t);
+      }
+    }
+  }
+  enqueue_outputs();
+  check_cuda(cudaStreamSynchronize(stream_), "run");
+}
+
+std::vector<Tensor> CudaExecutable::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
+  check_cuda(cudaSetDevice(device_), "select device");
+  stage_inputs(inputs);  // the previous run synchronized, so the staging buffer is free
+  if (options.tap || options_.safe) run_eager(options);
+  else run_graph();
+  std::vector<Tensor> outputs;
+  for (size_t i = 0; i < graph_.outputs.size(); ++i) {
+    const ir::Value& value = graph_.value(graph_.outputs[i]);
+    Tensor t(device_dtype(value.dtype), value.shape);
+    std::memcpy(t.raw(), static_cast<std::byte*>(out_stage_) + out_offsets_[i], t.nbytes());
+    outputs.push_back(std::move(t));
+  }
+  return outputs;
+}
+
+void CudaExecutable::plant_out_of_bounds_write(const std::string& node_name) {
+  const int index = graph_.find_node(node_name);
+  if (index < 0) throw Error(ErrorCode::InvalidArgument, "cuda: no node '" + node_name + "' to plant a write in");
+  const ir::ValueId out = graph_.nodes[static_cast<size_t>(index)].outputs[0];
+  const size_t bytes = value_bytes_[static_cast<size_t>(out)];
+  Context* c = ctx_.get();
+  programs_[static_cast<size_t>(index)].launches.push_back({"test_planted_out_of_bounds_write", [c, out, bytes](cudaStream_t s) {
+    launch_planted_write(static_cast<std::byte*>(c->ptr(out)) + bytes, s);
+  }});
+  if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+  if (cuda_graph_) cudaGraphDestroy(cuda_graph_);
+  graph_exec_ = nullptr;
+  cuda_graph_ = nullptr;
+}
+
+void plant_out_of_bounds_write(Executable& executable, const std::string& node_name) {
+  auto* cuda = dynamic_cast<CudaExecutable*>(&executable);
+  if (!cuda) throw Error(ErrorCode::InvalidArgument, "plant_out_of_bounds_write needs a CUDA executable");
+  cuda->plant_out_of_bounds_write(node_name);
+}
+
+}  // namespace lockstep::cuda

@@ -1,0 +1,77 @@
+// The CUDA Executable: one device arena laid out from the memory plan, constants uploaded at
+// compile, the run captured once as a CUDA graph (on first run) and replayed; taps and safe
+// mode run the same launches eagerly.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/device.h"
+#include "backends/cuda/safe_mode.h"
+
+namespace lockstep::cuda {
+
+class CudaExecutable final : public Executable {
+ public:
+  CudaExecutable(const ir::Graph& graph, const Options& options);
+  ~CudaExecutable() override;
+  CudaExecutable(const CudaExecutable&) = delete;
+  CudaExecutable& operator=(const CudaExecutable&) = delete;
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options) override;
+  const ir::Graph& graph() const override { return graph_; }
+  std::string backend_name() const override { return "cuda"; }
+
+  // Test-only (see testing.h): after `node_name`'s kernels, one kernel writes past its output.
+  void plant_out_of_bounds_write(const std::string& node_name);
+
+ private:
+  struct Slot {
+    std::string what;   // "value 'x'", "workspace", ...
+    size_t bytes = 0;
+    size_t offset = 0;  // of the data, from the arena base
+  };
+
+  void record_programs();
+  void lay_out();
+  void upload_constants();
+  void stage_inputs(const std::vector<Tensor>& inputs);
+  void enqueue_inputs();
+  void enqueue_outputs();
+  void run_graph();
+  void run_eager(const RunOptions& options);
+  void check_canaries(const std::string& kernel, int node_index);
+  void free_all() noexcept;
+
+  ir::Graph graph_;
+  Options options_;
+  int device_ = 0;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<Context> ctx_;
+  std::vector<NodeProgram> programs_;
+
+  // One allocation: constants, the planned arena, unplanned values, workspace, scratch
+  // (safe mode: every slot separate, with canary guards, plus the guard table).
+  void* arena_ = nullptr;
+  size_t arena_bytes_ = 0;
+  std::vector<Slot> slots_;
+  std::vector<size_t> value_bytes_;  // per ValueId: bytes of the device buffer
+  std::vector<GuardRange> guards_;
+  std::vector<std::string> guard_owner_;
+  GuardRange* guard_table_ = nullptr;  // in the arena (safe mode)
+  uint32_t* broken_ = nullptr;         // in the arena (safe mode)
+  std::vector<std::pair<void*, size_t>> fresh_;  // data regions NaN-filled at each safe run
+
+  // Pinned staging: inputs are copied here, then device-side; outputs come back here.
+  void* in_stage_ = nullptr;
+  void* out_stage_ = nullptr;
+  uint32_t* broken_host_ = nullptr;
+  std::vector<size_t> in_offsets_, out_offsets_;
+  size_t in_bytes_ = 0, out_bytes_ = 0;
+
+  cudaGraph_t cuda_graph_ = nullptr;
+  cudaGraphExec_t graph_exec_ = nullptr;
+};
+
+}  // namespace lockstep::cuda

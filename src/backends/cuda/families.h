@@ -1,0 +1,69 @@
+// The op families of the CUDA backend, one .cu file each (mirroring the CPU backend), and the
+// device helpers they share. A record_* function appends a node's launches to `program`.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "backends/cuda/device.h"
+
+namespace lockstep::cuda {
+
+inline constexpr int kMaxRank = 8;
+
+// elementwise.cu: unary/binary float and int64 math, Cast, Equal, Where, and epilogues.
+void record_elementwise(Context& ctx, int node_index, NodeProgram& program);
+// Applies `bias` (per output channel, axis 1; kNoValue for none) and the node's epilogue in place
+// on outputs[0] in one kernel. Appends nothing when both are empty.
+void record_epilogue(Context& ctx, int node_index, NodeProgram& program, ir::ValueId bias = ir::kNoValue);
+std::optional<std::string> elementwise_unsupported(const ir::Graph& graph, const ir::Node& node);
+
+// data_movement.cu: Slice, Split, Concat, Reshape, Flatten, Transpose, Unsqueeze, Squeeze, Pad,
+// Gather, Expand.
+void record_data_movement(Context& ctx, int node_index, NodeProgram& program);
+std::optional<std::string> data_movement_unsupported(const ir::Graph& graph, const ir::Node& node);
+
+// shape_ops.cu: Shape, ConstantOfShape, Range (computed at compile time).
+void record_shape_op(Context& ctx, int node_index, NodeProgram& program);
+std::optional<std::string> shape_op_unsupported(const ir::Graph& graph, const ir::Node& node);
+
+// conv.cu: Conv, ConvTranspose through cuDNN (deterministic algorithms, FMA math only).
+void record_conv(Context& ctx, int node_index, NodeProgram& program);
+std::optional<std::string> conv_unsupported(const ir::Graph& graph, const ir::Node& node);
+
+// matmul.cu: MatMul, Gemm (cuBLAS, pedantic math) and Softmax.
+void record_matmul(Context& ctx, int node_index, NodeProgram& program);
+std::optional<std::string> matmul_unsupported(const ir::Graph& graph, const ir::Node& node);
+
+// A strided copy of `rank` dims: dst[base + sum(c*dst_strides)] = src[base + sum(c*src_strides)].
+struct CopyParams {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t src_strides[kMaxRank] = {};
+  int64_t dst_strides[kMaxRank] = {};
+  const void* src = nullptr;  // already offset to the first element read
+  void* dst = nullptr;        // already offset to the first element written
+};
+void launch_copy(const CopyParams& params, size_t elem_size, cudaStream_t stream);
+
+// Constant / reflect / edge padding of a float or integer tensor (rank ≤ kMaxRank).
+struct PadParams {
+  int rank = 0;
+  int mode = 0;  // 0 constant, 1 reflect, 2 edge
+  int64_t out_dims[kMaxRank] = {};
+  int64_t in_dims[kMaxRank] = {};
+  int64_t pad_begin[kMaxRank] = {};
+  double value = 0.0;
+  const void* src = nullptr;
+  void* dst = nullptr;
+};
+void launch_pad(const PadParams& params, size_t elem_size, cudaStream_t stream);
+
+// Broadcast strides (elements) of `shape` read at every index of `out` (numpy rules).
+std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out);
+// Drops size-1 dims and merges adjacent dims that every stride set walks contiguously.
+void collapse_dims(std::vector<int64_t>& dims, std::vector<std::vector<int64_t>*> strides);
+// The node's constant int64 input `index` as a vector (empty when omitted).
+std::vector<int64_t> constant_ints(const ir::Graph& graph, const ir::Node& node, size_t index);
+
+}  // namespace lockstep::cuda

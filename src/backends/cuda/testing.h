@@ -1,0 +1,15 @@
+// Test-only hooks of the CUDA backend. Not part of lockstep's API; tests/gpu uses them to show
+// that safe mode catches out-of-bounds writes.
+#pragma once
+
+#include <string>
+
+#include "lockstep/lockstep.h"
+
+namespace lockstep::cuda {
+
+// After the kernels of the node implementing ONNX node `node_name`, one extra kernel
+// ("test_planted_out_of_bounds_write") writes a float just past that node's output buffer.
+void plant_out_of_bounds_write(Executable& executable, const std::string& node_name);
+
+}  // namespace lockstep::cuda
