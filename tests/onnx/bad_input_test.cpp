@@ -274,3 +274,46 @@ INSTANTIATE_TEST_SUITE_P(Backends, RunTimeBadInput, ::testing::Values("reference
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// Random byte flips of a small valid model: the importer either succeeds or throws Error,
+// never anything else (the fuzz seed is printed on failure).
+TEST(OnnxBadInput, MutatedModelsNeverCrash) {
+  test::OnnxBuilder b(11);
+  b.input("x", {1, 2, 8});
+  b.initializer("w", Tensor::from_vector<float>({2, 2, 3}, std::vector<float>(12, 0.5f)));
+  auto& conv = b.node("Conv", {"x", "w"}, {"c"}, "conv");
+  test::set_ints(conv, "pads", {1, 1});
+  b.initializer("starts", Tensor::from_vector<int64_t>({1}, {1}));
+  b.initializer("ends", Tensor::from_vector<int64_t>({1}, {5}));
+  b.initializer("axes", Tensor::from_vector<int64_t>({1}, {2}));
+  b.node("Slice", {"c", "starts", "ends", "axes"}, {"s"}, "slice");
+  auto& split = b.node("Split", {"s"}, {"a", "d"}, "split");
+  test::set_int(split, "axis", 1);
+  b.node("Mul", {"a", "d"}, {"y"}, "mul");
+  b.output("y");
+  const std::string good = b.bytes();
+  ASSERT_NO_THROW(onnx::import_model_bytes(good, "."));
+  const uint32_t seed = 20240601;
+  std::mt19937 rng(seed);
+  int errors = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::string bytes = good;
+    for (int flips = 1 + static_cast<int>(rng() % 4); flips > 0; --flips)
+      bytes[rng() % bytes.size()] = static_cast<char>(rng());
+    if (rng() % 8 == 0) bytes.resize(rng() % bytes.size());
+    try {
+      onnx::import_model_bytes(bytes, ".");
+    } catch (const Error&) {
+      ++errors;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "seed " << seed << " trial " << trial << ": non-lockstep exception " << e.what();
+    }
+  }
+  EXPECT_GT(errors, 0);
+}
+
+}  // namespace
+}  // namespace lockstep
