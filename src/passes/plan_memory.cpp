@@ -1,7 +1,7 @@
 #include "passes/plan_memory.h"
 
 #include <algorithm>
-#include <numeric>
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -60,19 +60,43 @@ int64_t peak_live_bytes(const std::vector<Interval>& intervals, int steps) {
   return peak;
 }
 
-// Lowest offset where `iv` fits beside the already placed intervals that are live with it.
-int64_t lowest_fit(const Interval& iv, const std::vector<Interval>& placed, const std::vector<int64_t>& offsets) {
+// Where `iv` goes beside the already placed intervals that are live with it: the lowest gap that
+// fits (first fit) or the tightest one (best fit), else above them all.
+int64_t fit(const Interval& iv, const std::vector<Interval>& placed, const std::vector<int64_t>& offsets,
+            bool best_fit) {
   std::vector<std::pair<int64_t, int64_t>> busy;  // [begin, end) bytes
   for (const auto& other : placed)
     if (other.first <= iv.last && iv.first <= other.last && other.bytes > 0)
       busy.push_back({offsets[other.id], offsets[other.id] + other.bytes});
   std::sort(busy.begin(), busy.end());
-  int64_t candidate = 0;
+  int64_t cursor = 0, best = -1, best_gap = INT64_MAX;
   for (const auto& [begin, end] : busy) {
-    if (begin >= candidate + iv.bytes) break;
-    candidate = std::max(candidate, end);
+    int64_t gap = begin - cursor;
+    if (gap >= iv.bytes) {
+      if (!best_fit) return cursor;
+      if (gap < best_gap) best = cursor, best_gap = gap;
+    }
+    cursor = std::max(cursor, end);
   }
-  return candidate;
+  return best >= 0 ? best : cursor;
+}
+
+struct Placement {
+  std::vector<int64_t> offsets;
+  int64_t arena_bytes = 0;
+};
+
+Placement place(const std::vector<Interval>& order, size_t value_count, bool best_fit) {
+  Placement result;
+  result.offsets.assign(value_count, -1);
+  std::vector<Interval> placed;
+  for (const auto& iv : order) {
+    int64_t offset = fit(iv, placed, result.offsets, best_fit);
+    result.offsets[iv.id] = offset;
+    result.arena_bytes = std::max(result.arena_bytes, offset + iv.bytes);
+    placed.push_back(iv);
+  }
+  return result;
 }
 
 }  // namespace
@@ -92,21 +116,28 @@ void plan_memory(ir::Graph& graph, int64_t max_memory_bytes) {
   plan.sizes.assign(graph.values.size(), 0);
   for (const auto& iv : intervals) plan.sizes[iv.id] = planned_value_bytes(graph.value(iv.id));
 
-  // Greedy by size: the big buffers claim the low offsets first; ties broken by start, then id,
-  // so the plan is a pure function of the graph.
-  std::vector<Interval> order = intervals;
-  std::sort(order.begin(), order.end(), [](const Interval& a, const Interval& b) {
+  // Greedy by size (big buffers claim low offsets first) and greedy by start (linear scan), each
+  // with first and best fit; the smallest arena wins. Ties broken by id: a pure function of the graph.
+  std::vector<Interval> by_size = intervals, by_start = intervals;
+  std::sort(by_size.begin(), by_size.end(), [](const Interval& a, const Interval& b) {
     if (a.bytes != b.bytes) return a.bytes > b.bytes;
     if (a.first != b.first) return a.first < b.first;
     return a.id < b.id;
   });
-  std::vector<Interval> placed;
-  for (const auto& iv : order) {
-    int64_t offset = lowest_fit(iv, placed, plan.offsets);
-    plan.offsets[iv.id] = offset;
-    plan.arena_bytes = std::max(plan.arena_bytes, offset + iv.bytes);
-    placed.push_back(iv);
-  }
+  std::sort(by_start.begin(), by_start.end(), [](const Interval& a, const Interval& b) {
+    if (a.first != b.first) return a.first < b.first;
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    return a.id < b.id;
+  });
+  Placement chosen;
+  bool have = false;
+  for (const auto* order : {&by_size, &by_start})
+    for (bool best_fit : {false, true}) {
+      Placement candidate = place(*order, graph.values.size(), best_fit);
+      if (!have || candidate.arena_bytes < chosen.arena_bytes) chosen = std::move(candidate), have = true;
+    }
+  plan.offsets = std::move(chosen.offsets);
+  plan.arena_bytes = chosen.arena_bytes;
   plan.lower_bound_bytes = peak_live_bytes(intervals, static_cast<int>(graph.nodes.size()));
   if (max_memory_bytes > 0 && plan.arena_bytes > max_memory_bytes)
     throw Error(ErrorCode::LimitExceeded, "planned arena needs " + std::to_string(plan.arena_bytes) +
