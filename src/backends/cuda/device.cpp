@@ -35,17 +35,17 @@ bool device_available(std::string* why_not) {
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
-    if (why_not) *why_not = std::string("no CUDA device: ") + cudaGetErrorString(status);
+    if (why_not) *why_not = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(status);
     cudaGetLastError();
     return false;
   }
   if (count == 0) {
-    if (why_not) *why_not = "no CUDA device: cudaGetDeviceCount returned 0";
+    if (why_not) *why_not = "cudaGetDeviceCount found no device";
     return false;
   }
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
-    if (why_not) *why_not = "no CUDA device: cannot read the properties of device 0";
+    if (why_not) *why_not = "cannot read the properties of CUDA device 0";
     cudaGetLastError();
     return false;
   }

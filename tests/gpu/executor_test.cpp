@@ -1,0 +1,190 @@
+// The cuda executor: fused epilogues, run-to-run and compile-order determinism, taps, safe mode's
+// canaries, and clear errors for out-of-memory and a missing device.
+#include <gtest/gtest.h>
+
+#include "backends/cuda/testing.h"
+#include "gpu/gpu_test_util.h"
+
+namespace lockstep::gpu_test {
+namespace {
+
+using cpu_test::In;
+using cpu_test::node_graph;
+using cpu_test::random_tensor;
+using cpu_test::runtime_inputs;
+
+ir::Attributes conv_attrs() {
+  ir::Attributes a;
+  a.set("pads", std::vector<int64_t>{2, 2});
+  return a;
+}
+
+// Conv [1,c,t] k5 with bias, then a 14-step epilogue (more than one fused kernel's 12 steps)
+// using per-channel, mask, same-shape and scalar operands, on both sides.
+ir::Graph conv_epilogue_graph(int64_t c, int64_t t, uint32_t seed) {
+  std::vector<In> in{{random_tensor({1, c, t}, seed), true}, {random_tensor({c, c, 5}, seed + 1), false},
+                     {random_tensor({c}, seed + 2), false}};
+  ir::Graph g = node_graph(ir::Op::Conv, in, conv_attrs());
+  auto add_value = [&](const std::string& name, Tensor t, bool runtime) {
+    ir::Value v;
+    v.name = name;
+    v.dtype = t.dtype();
+    v.shape = t.shape();
+    if (!runtime) v.constant = t;
+    ir::ValueId id = g.add_value(std::move(v));
+    if (runtime) g.inputs.push_back(id);
+    return id;
+  };
+  ir::ValueId mask = add_value("mask", random_tensor({1, 1, t}, seed + 3, DType::Float32, 0, 1), true);
+  ir::ValueId per_channel = add_value("per_channel", random_tensor({1, c, 1}, seed + 4), false);
+  ir::ValueId same = add_value("same", random_tensor({1, c, t}, seed + 5), false);
+  ir::ValueId scalar = add_value("scalar", Tensor::scalar<float>(0.75f), false);
+  using ir::Op;
+  const std::vector<std::tuple<Op, ir::ValueId, bool>> steps = {
+      {Op::Add, per_channel, false}, {Op::Tanh, ir::kNoValue, false}, {Op::Mul, mask, true},
+      {Op::Sub, same, true},         {Op::LeakyRelu, ir::kNoValue, false}, {Op::Mul, scalar, false},
+      {Op::Sigmoid, ir::kNoValue, false}, {Op::Div, per_channel, false}, {Op::Add, same, false},
+      {Op::Relu, ir::kNoValue, false},    {Op::Add, scalar, true},        {Op::Sqrt, ir::kNoValue, false},
+      {Op::Neg, ir::kNoValue, false},     {Op::Exp, ir::kNoValue, false}};
+  int k = 0;
+  for (auto [op, operand, lhs] : steps) {
+    ir::EpilogueStep s;
+    s.op = op;
+    s.operand = operand;
+    s.operand_is_lhs = lhs;
+    s.alpha = 0.2f;
+    s.onnx_name = "step" + std::to_string(k++);
+    g.nodes[0].epilogue.push_back(s);
+  }
+  return g;
+}
+
+std::vector<Tensor> conv_epilogue_inputs(int64_t c, int64_t t, uint32_t seed) {
+  return {random_tensor({1, c, t}, seed), random_tensor({1, 1, t}, seed + 3, DType::Float32, 0, 1)};
+}
+
+TEST(CudaExecutor, FusedEpilogueMatchesReference) {
+  LOCKSTEP_REQUIRE_GPU();
+  ir::Graph g = conv_epilogue_graph(6, 77, 10);
+  expect_cuda_matches_reference(g, conv_epilogue_inputs(6, 77, 10), 30, "conv + 14-step epilogue");
+}
+
+TEST(CudaExecutor, HundredRunsBitIdenticalAndTapsChangeNothing) {
+  LOCKSTEP_REQUIRE_GPU();
+  ir::Graph g = conv_epilogue_graph(16, 1000, 3);
+  auto inputs = conv_epilogue_inputs(16, 1000, 3);
+  auto exe = cuda::backend().compile(g, Options{});
+  const Tensor first = exe->run(inputs)[0];
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(same_bits(first, exe->run(inputs)[0])) << "run " << i;
+  int taps = 0;
+  RunOptions tapped;
+  tapped.tap = [&](const ir::Node&, int, const Tensor& v) {
+    ++taps;
+    EXPECT_TRUE(same_bits(first, v));
+  };
+  EXPECT_TRUE(same_bits(first, exe->run(inputs, tapped)[0]));
+  EXPECT_EQ(taps, 1);
+  EXPECT_TRUE(same_bits(first, exe->run(inputs)[0])) << "graph replay after a tapped run";
+}
+
+TEST(CudaExecutor, CompileABCAGivesIdenticalBits) {
+  LOCKSTEP_REQUIRE_GPU();
+  // Same node names ("Conv_0", "step*"), different shapes.
+  ir::Graph a = conv_epilogue_graph(8, 300, 1), b = conv_epilogue_graph(4, 129, 2), c = conv_epilogue_graph(24, 64, 3);
+  auto exe_a = cuda::backend().compile(a, Options{});
+  const Tensor first = exe_a->run(conv_epilogue_inputs(8, 300, 1))[0];
+  auto exe_b = cuda::backend().compile(b, Options{});
+  exe_b->run(conv_epilogue_inputs(4, 129, 2));
+  auto exe_c = cuda::backend().compile(c, Options{});
+  exe_c->run(conv_epilogue_inputs(24, 64, 3));
+  exe_a.reset();
+  auto again = cuda::backend().compile(a, Options{});
+  EXPECT_TRUE(same_bits(first, again->run(conv_epilogue_inputs(8, 300, 1))[0]));
+}
+
+TEST(CudaExecutor, SafeModeCatchesPlantedOutOfBoundsWrite) {
+  LOCKSTEP_REQUIRE_GPU();
+  ir::Graph g = conv_epilogue_graph(4, 50, 7);
+  Options safe;
+  safe.safe = true;
+  auto exe = cuda::backend().compile(g, safe);
+  auto inputs = conv_epilogue_inputs(4, 50, 7);
+  exe->run(inputs);  // clean before the plant
+  cuda::plant_out_of_bounds_write(*exe, "Conv_0");
+  try {
+    exe->run(inputs);
+    FAIL() << "safe mode did not catch the planted out-of-bounds write";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Internal);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("test_planted_out_of_bounds_write"), std::string::npos) << what;
+    EXPECT_NE(what.find("step13"), std::string::npos) << "names the ONNX node: " << what;
+    EXPECT_NE(what.find("after value 'out0'"), std::string::npos) << what;
+  }
+}
+
+TEST(CudaExecutor, InputsAreChecked) {
+  LOCKSTEP_REQUIRE_GPU();
+  ir::Graph g = conv_epilogue_graph(4, 50, 7);
+  auto exe = cuda::backend().compile(g, Options{});
+  auto inputs = conv_epilogue_inputs(4, 50, 7);
+  try {
+    exe->run({inputs[0]});
+    FAIL();
+  } catch (const Error& e) { EXPECT_EQ(e.code(), ErrorCode::MissingInput); }
+  try {
+    exe->run({random_tensor({1, 4, 51}, 1), inputs[1]});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::ShapeMismatch);
+    EXPECT_NE(std::string(e.what()).find("in0"), std::string::npos) << e.what();
+  }
+  try {
+    exe->run({random_tensor({1, 4, 50}, 1, DType::Int64), inputs[1]});
+    FAIL();
+  } catch (const Error& e) { EXPECT_EQ(e.code(), ErrorCode::DTypeMismatch); }
+}
+
+TEST(CudaExecutor, OutOfMemoryIsAnError) {
+  LOCKSTEP_REQUIRE_GPU();
+  // 2^38 floats = 1 TiB, far beyond any GPU.
+  ir::Graph g;
+  ir::Value x;
+  x.name = "x";
+  x.shape = {int64_t{1} << 38};
+  ir::Value y = x;
+  y.name = "y";
+  ir::ValueId xi = g.add_value(x), yi = g.add_value(y);
+  ir::Node n;
+  n.op = ir::Op::Relu;
+  n.name = "huge";
+  n.inputs = {xi};
+  n.outputs = {yi};
+  g.nodes.push_back(n);
+  g.inputs = {xi};
+  g.outputs = {yi};
+  try {
+    cuda::backend().compile(g, Options{});
+    FAIL() << "a 2 TiB arena compiled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::OutOfMemory) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bytes"), std::string::npos) << e.what();
+  }
+}
+
+// Runs where there is NO device (the development machine, CI): a clear error, not a crash.
+TEST(CudaExecutor, MissingDeviceIsDeviceUnavailable) {
+  std::string why;
+  if (cuda::backend().available(&why)) GTEST_SKIP() << "a CUDA device is present";
+  EXPECT_FALSE(why.empty());
+  ir::Graph g = conv_epilogue_graph(4, 50, 7);
+  try {
+    cuda::backend().compile(g, Options{});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::DeviceUnavailable) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace lockstep::gpu_test

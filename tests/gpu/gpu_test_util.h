@@ -1,0 +1,72 @@
+// Shared helpers of the GPU tests: skip without a device, find the shared models, run a graph on
+// the cuda backend against the float64 reference.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "backends/cpu/cpu_test_util.h"
+#include "backends/cuda/backend.h"
+
+namespace lockstep::gpu_test {
+
+// float32 on the GPU against float64: cuDNN/cuBLAS sum in another order than the CPU, so the
+// bars are a little wider than the CPU tests' (still float32 rounding, far from TF32's 1e-3).
+inline constexpr double kGpuRelL2 = 2e-6;
+inline constexpr double kGpuAbsPerTerm = 4e-7;
+// Shared models: DESIGN.md's bars.
+inline constexpr double kModelRelL2 = 1e-5;
+inline constexpr double kModelCosine = 0.9999999;
+
+#define LOCKSTEP_REQUIRE_GPU()                                                 \
+  do {                                                                         \
+    std::string why_;                                                          \
+    if (!::lockstep::cuda::backend().available(&why_))                         \
+      GTEST_SKIP() << "no CUDA device: " << why_;                              \
+  } while (0)
+
+// LOCKSTEP_MODELS_DIR, else ../shared/models beside the source tree; "" when neither exists.
+inline std::string models_dir() {
+  if (const char* env = std::getenv("LOCKSTEP_MODELS_DIR"); env && *env && std::filesystem::exists(env)) return env;
+  const std::string shared = LOCKSTEP_SOURCE_DIR "/../shared/models";
+  if (std::filesystem::exists(shared)) return shared;
+  return "";
+}
+
+inline bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
+inline void expect_cuda_matches_reference(const ir::Graph& g, const std::vector<Tensor>& inputs, int64_t terms = 1,
+                                          const std::string& what = "") {
+  auto exe = cuda::backend().compile(g, Options{});
+  std::vector<Tensor> got = exe->run(inputs);
+  std::vector<Tensor> want = reference::evaluate(g, inputs);
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t o = 0; o < got.size(); ++o) {
+    ASSERT_EQ(shape_str(got[o].shape()), shape_str(want[o].shape())) << what << " output " << o;
+    if (!is_floating(want[o].dtype())) {
+      ASSERT_EQ(got[o].dtype(), want[o].dtype()) << what;
+      for (int64_t i = 0; i < want[o].numel(); ++i)
+        ASSERT_EQ(got[o].element_as_int(i), want[o].element_as_int(i)) << what << " element " << i;
+      continue;
+    }
+    cpu_test::Diff d = cpu_test::diff(got[o], want[o]);
+    EXPECT_TRUE(d.finite) << what << ": NaN/Inf where the reference is finite";
+    EXPECT_LE(d.rel_l2, kGpuRelL2) << what << " output " << o;
+    EXPECT_LE(d.max_abs, kGpuAbsPerTerm * static_cast<double>(terms) * std::max(1.0, d.ref_max) + 1e-30)
+        << what << " output " << o;
+  }
+  // Safe mode runs the same kernels: same bits, and no canary broken.
+  Options safe;
+  safe.safe = true;
+  auto checked = cuda::backend().compile(g, safe);
+  std::vector<Tensor> again = checked->run(inputs);
+  for (size_t o = 0; o < got.size(); ++o) EXPECT_TRUE(same_bits(got[o], again[o])) << what << ": safe mode changed the bits";
+}
+
+}  // namespace lockstep::gpu_test
