@@ -4,11 +4,15 @@
 
 #include "ir/verify.h"
 #include "passes/graph_builder.h"
+#include "reference/evaluate.h"
 
 namespace lockstep {
 namespace {
 
 using ir::Op;
+
+// The reference runs epilogues in float64 exactly like the unfused ops.
+constexpr double kFusedVsUnfusedAbs = 1e-15;
 
 int fuse(ir::Graph& g, int limit = -1) {
   passes::PipelineOptions options;
@@ -129,6 +133,39 @@ TEST(FuseEpilogues, BisectLimitStopsMidChain) {
   EXPECT_EQ(b.graph().nodes[0].outputs[0], n);
   EXPECT_EQ(b.graph().nodes[1].name, "sqrt");
   EXPECT_EQ(b.graph().nodes[1].inputs[0], n);
+}
+
+TEST(FuseEpilogues, FusedChainOfEveryStepOpMatchesTheUnfusedReference) {
+  testing::GraphBuilder b;
+  auto x = b.input("x", {2, 3});
+  auto y = b.input("y", {1, 3});
+  auto mm = b.node(Op::MatMul, "mm", {x, b.filled("w", {3, 3}, 0.25f)}, {2, 3});
+  auto v = b.node(Op::Add, "add", {mm, b.filled("b", {3}, -0.5f)}, {2, 3});
+  ir::Attributes alpha;
+  alpha.set("alpha", 0.1f);
+  v = b.node(Op::LeakyRelu, "lrelu", {v}, {2, 3}, DType::Float32, alpha);
+  v = b.node(Op::Pow, "pow", {b.filled("two", {1}, 2.0f), v}, {2, 3});
+  v = b.node(Op::Sub, "sub", {b.filled("c", {}, 1.5f), v}, {2, 3});
+  v = b.node(Op::Neg, "neg", {v}, {2, 3});
+  v = b.node(Op::Exp, "exp", {v}, {2, 3});
+  v = b.node(Op::Sqrt, "sqrt", {v}, {2, 3});
+  v = b.node(Op::Div, "div", {v, y}, {2, 3});
+  v = b.node(Op::Sigmoid, "sigmoid", {v}, {2, 3});
+  v = b.node(Op::Tanh, "tanh", {v}, {2, 3});
+  v = b.node(Op::Relu, "relu", {v}, {2, 3});
+  v = b.node(Op::Mul, "mul", {v, y}, {2, 3});
+  b.output(v);
+  std::vector<Tensor> inputs = {Tensor::from_vector<float>({2, 3}, {0.5f, -1.f, 2.f, 0.25f, 3.f, -2.f}),
+                                Tensor::from_vector<float>({1, 3}, {2.f, -0.5f, 4.f})};
+  ir::Graph unfused = b.graph();
+  std::vector<Tensor> want = reference::evaluate(unfused, inputs);
+  EXPECT_EQ(fuse(b.graph()), 12);
+  ASSERT_EQ(b.graph().nodes.size(), 1u);
+  std::vector<Tensor> got = reference::evaluate(b.graph(), inputs);
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got[0].numel(), 6);
+  for (int64_t i = 0; i < 6; ++i)
+    EXPECT_NEAR(got[0].element_as_double(i), want[0].element_as_double(i), kFusedVsUnfusedAbs) << i;
 }
 
 }  // namespace
