@@ -77,7 +77,7 @@ float apply_binary(Op op, float a, float b) {
     out[j] = (EXPR);                         \
   }
 
-static void unary_loop(Op op, float alpha, const float* in, int64_t xs, float* out, int64_t n) {
+[[gnu::always_inline]] static inline void unary_loop(Op op, float alpha, const float* in, int64_t xs, float* out, int64_t n) {
   switch (op) {
     case Op::Tanh: LOCKSTEP_UNARY_LOOP(fast_tanh(x)); return;
     case Op::Sigmoid: LOCKSTEP_UNARY_LOOP(fast_sigmoid(x)); return;
@@ -105,7 +105,7 @@ void unary_inplace(Op op, float alpha, float* acc, int64_t n) { unary_to(op, alp
     out[j] = (EXPR);                                              \
   }
 
-static void binary_loop(Op op, const float* a, int64_t as, const float* b, int64_t bs, float* out, int64_t n) {
+[[gnu::always_inline]] static inline void binary_loop(Op op, const float* a, int64_t as, const float* b, int64_t bs, float* out, int64_t n) {
   switch (op) {
     case Op::Add: LOCKSTEP_BINARY_LOOP(x + y); return;
     case Op::Sub: LOCKSTEP_BINARY_LOOP(x - y); return;
