@@ -30,7 +30,7 @@ void fail(const Node& node, ErrorCode code, const std::string& message) {
 
 int64_t normalize_axis(const Node& node, int64_t axis, int64_t rank, const char* what, bool inclusive) {
   int64_t hi = inclusive ? rank + 1 : rank;
-  int64_t a = axis < 0 ? axis + hi : axis;
+  int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= hi)
     fail(node, ErrorCode::UnsupportedAttribute,
          std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
@@ -126,8 +126,10 @@ static ConvGeometry conv_common(const Node& node, const Shape& x, const Shape& w
       int64_t natural = g.strides[i] * (x[i + 2] - 1) + output_padding[i] + ext;
       if (auto_pad == "VALID") g.pad_begin[i] = g.pad_end[i] = 0;
       if (!output_shape.empty()) {
+        // Floor halves (as the ONNX reference): a negative total grows the end first.
         int64_t total = natural - output_shape[i];
-        g.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+        int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+        g.pad_begin[i] = auto_pad == "SAME_UPPER" ? half : total - half;
         g.pad_end[i] = total - g.pad_begin[i];
       }
       int64_t out = natural - g.pad_begin[i] - g.pad_end[i];
