@@ -274,7 +274,8 @@ KernelPtr make_elementwise_kernel(CompileContext& ctx, const ir::Node& node) {
   const DType out = storage_dtype(ctx.value(node.outputs.at(0)).dtype);
   auto unsupported = [&] {
     return Error(ErrorCode::UnsupportedAttribute,
-                 std::string("cpu: ") + ir::op_name(node.op) + " on " + dtype_name(out) + " is not supported",
+                 std::string("cpu: ") + ir::op_name(node.op) + " with a " + dtype_name(out) +
+                     " result and these operand dtypes is not supported",
                  node.name, ir::op_name(node.op));
   };
   KernelPtr k;
@@ -283,13 +284,16 @@ KernelPtr make_elementwise_kernel(CompileContext& ctx, const ir::Node& node) {
     case Op::Where: k = std::make_unique<WhereKernel>(ctx, node); break;
     case Op::Cast: k = std::make_unique<CastKernel>(ctx, node); break;
     case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow:
+      for (ir::ValueId id : node.inputs)  // e.g. Pow(float, int64): mixed operands are not handled
+        if (id != ir::kNoValue && storage_dtype(ctx.value(id).dtype) != out) throw unsupported();
       if (out == DType::Float32) return std::make_unique<FloatBinaryKernel>(ctx, node);
       if (out == DType::Int64) k = std::make_unique<IntBinaryKernel<int64_t>>(ctx, node);
       else if (out == DType::Int32) k = std::make_unique<IntBinaryKernel<int32_t>>(ctx, node);
       else throw unsupported();
       break;
     default:
-      if (out != DType::Float32) throw unsupported();
+      if (out != DType::Float32 || storage_dtype(ctx.value(node.inputs.at(0)).dtype) != DType::Float32)
+        throw unsupported();
       return std::make_unique<FloatUnaryKernel>(ctx, node);
   }
   return with_epilogue(ctx, node, std::move(k));
