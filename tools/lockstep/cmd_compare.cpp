@@ -14,6 +14,9 @@
 namespace lockstep::cli {
 
 int cmd_compare(const CompareArgs& args) {
+  for (const std::string& name : {args.ref, args.test})
+    if (!find_backend(name))
+      throw Error(ErrorCode::InvalidArgument, "unknown backend '" + name + "' (known: reference, cpu, cuda)");
   Model model = load_model_or_default(args.model);
   ModelInputs inputs = gather_inputs(model.graph(), args.inputs);
   if (inputs.drawn) std::cerr << "lockstep: no inputs given; drawing them from seed " << args.inputs.seed << '\n';

@@ -14,6 +14,9 @@ namespace lockstep::cli {
 namespace fs = std::filesystem;
 
 int cmd_run(const RunArgs& args) {
+  for (const std::string& name : {args.backend})
+    if (!find_backend(name))
+      throw Error(ErrorCode::InvalidArgument, "unknown backend '" + name + "' (known: reference, cpu, cuda)");
   Model model = load_model_or_default(args.model);
   ModelInputs inputs = gather_inputs(model.graph(), args.inputs);
   if (inputs.drawn)

@@ -1,0 +1,176 @@
+// The `lockstep` binary end to end: exit codes, files written (or not), reports.
+// Expected numbers come from the shared fixtures (PyTorch float64 oracles), not from lockstep.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.h"
+#include "core/npy.h"
+#include "diff/metrics.h"
+
+namespace lockstep {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kBinary = LOCKSTEP_BINARY_DIR "/lockstep";
+const std::string kModel = "/work/shared/models/vits_seed_174";
+constexpr double kCpuRelL2 = diff::kAgreeRelL2;  // the project's pass line against the oracle
+
+struct Result {
+  int rc = -1;
+  std::string out, err;
+};
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("lockstep_cli_test_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Runs `lockstep ARGS` with stdout and stderr captured to files.
+  Result lockstep(const std::string& args) const {
+    std::string out = path("stdout.txt"), err = path("stderr.txt");
+    int status = std::system((kBinary + " " + args + " >" + out + " 2>" + err).c_str());
+    Result r;
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    r.out = read_file(out);
+    r.err = read_file(err);
+    return r;
+  }
+  size_t files_in(const std::string& folder) const {
+    if (!fs::exists(folder)) return 0;
+    return static_cast<size_t>(std::distance(fs::directory_iterator(folder), fs::directory_iterator{}));
+  }
+  fs::path dir_;
+};
+
+TEST_F(CliTest, InfoCountsTheSharedModel) {
+  Result r = lockstep("info " + kModel + ".onnx");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("nodes:      174"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Slice 49"), std::string::npos) << r.out;
+  Result j = lockstep("info " + kModel + ".onnx --json");
+  ASSERT_EQ(j.rc, 0) << j.err;
+  auto report = nlohmann::json::parse(j.out);
+  EXPECT_EQ(report["nodes"], 174);
+  EXPECT_EQ(report["ops"]["Conv"], 34);
+  EXPECT_EQ(report["opset"], 17);
+  EXPECT_EQ(report["outputs"][0]["shape"], "[1,144,1024]");
+  // The file's 265 initializers as python's onnx.numpy_helper counts them: 881598 elements, 3527184 bytes.
+  EXPECT_EQ(report["parameters"]["tensors"], 265);
+  EXPECT_EQ(report["parameters"]["elements"], 881598);
+  EXPECT_EQ(report["parameters"]["bytes"], 3527184);
+}
+
+TEST_F(CliTest, InfoShapesListsPreparedNodes) {
+  Result r = lockstep("info " + kModel + ".onnx --shapes --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto report = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(report["prepared"].contains("node_shapes")) << r.out;
+  EXPECT_EQ(report["prepared"]["node_shapes"].back()["shapes"][0], "[1,144,1024]");
+}
+
+TEST_F(CliTest, RunWritesOutputsMatchingTheOracle) {
+  std::string out = path("out");
+  Result r = lockstep("run " + kModel + ".onnx --backend cpu --threads 2 --inputs " + kModel + ".z_p.npy " + kModel +
+                      ".y_mask.npy -o " + out + " --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto report = nlohmann::json::parse(r.out);
+  ASSERT_EQ(report["outputs"].size(), 1u);
+  Tensor got = read_npy(report["outputs"][0]["file"].get<std::string>());
+  diff::Metrics m = diff::compare(got, read_npy(kModel + ".ref64.npy"));
+  EXPECT_TRUE(m.shape_match);
+  EXPECT_LE(m.rel_l2, kCpuRelL2);
+  EXPECT_EQ(files_in(out), 1u);  // no temporary files left
+}
+
+TEST_F(CliTest, RunOnTheReferenceWithNpzInputs) {
+  write_npz(path("in.npz"), {{"z_p", read_npy(kModel + ".z_p.npy")}, {"y_mask", read_npy(kModel + ".y_mask.npy")}});
+  Result r = lockstep("run " + kModel + ".onnx --backend reference --inputs-npz " + path("in.npz") + " -o " + path("o"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  Tensor got = read_npy(path("o/_flows.0_enc_in_layers.1_Conv_output_0.npy"));
+  EXPECT_EQ(got.dtype(), DType::Float64);
+  EXPECT_LE(diff::compare(got, read_npy(kModel + ".ref64.npy")).rel_l2, 1e-12);
+}
+
+TEST_F(CliTest, CompareReferenceAndCpuAgrees) {
+  Result r = lockstep("compare " + kModel + ".onnx --ref reference --test cpu --threads 2 --json --input z_p=" + kModel +
+                      ".z_p.npy --input y_mask=" + kModel + ".y_mask.npy");
+  ASSERT_EQ(r.rc, 0) << r.err << r.out;
+  auto report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["verdict"], "agree");
+  EXPECT_LE(report["outputs"][0]["rel_l2"].get<double>(), kCpuRelL2);
+  EXPECT_EQ(report["outputs"][0]["sha256_test"].get<std::string>().size(), 64u);
+}
+
+TEST_F(CliTest, BadArgumentsFailCleanlyAndWriteNothing) {
+  std::string out = path("bad");
+  struct Case {
+    std::string args;
+    int rc;
+  };
+  std::string inputs = " --inputs " + kModel + ".z_p.npy " + kModel + ".y_mask.npy -o " + out;
+  write_file_atomic(path("garbage.onnx"), "this is not a protobuf");
+  write_file_atomic(path("short.npy"), "\x93NUMPY\x01");
+  for (const Case& c : std::vector<Case>{
+           {"run " + kModel + ".onnx --backend nope" + inputs, 2},
+           {"run " + kModel + ".onnx --no-such-flag" + inputs, 2},
+           {"frobnicate", 2},
+           {"run " + path("missing.onnx") + inputs, 1},
+           {"run " + path("garbage.onnx") + inputs, 1},
+           {"run " + kModel + ".onnx --inputs " + kModel + ".y_mask.npy " + kModel + ".z_p.npy -o " + out, 1},
+           {"run " + kModel + ".onnx --inputs " + path("short.npy") + " -o " + out, 1},
+           {"run " + kModel + ".onnx --inputs " + kModel + ".z_p.npy -o " + out, 1},  // missing y_mask
+           {"run " + kModel + ".onnx --inputs " + kModel + ".ref64.npy " + kModel + ".y_mask.npy -o " + out, 1},
+           {"run " + kModel + ".onnx --input nope=" + kModel + ".z_p.npy -o " + out, 2},
+           {"compare " + kModel + ".onnx --test nope", 2},
+           {"check --fresh 0", 2},
+       }) {
+    Result r = lockstep(c.args);
+    EXPECT_EQ(r.rc, c.rc) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("lockstep: ", 0), 0u) << c.args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+    EXPECT_EQ(files_in(out), 0u) << c.args;
+  }
+}
+
+TEST_F(CliTest, CheckTheEmbeddedDefaultPasses) {
+  Result r = lockstep("check --fresh 2 --threads 2");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("#49 flow.6/post/Conv"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("#174 flow.0/enc/in_layers.1/Conv"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fresh#2"), std::string::npos);
+  EXPECT_NE(r.out.find("A2"), std::string::npos);
+  EXPECT_NE(r.out.find("\nPASS"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.err.empty()) << "no progress output when stderr is not a terminal: " << r.err;
+}
+
+TEST_F(CliTest, CheckJsonOnASharedModelWithDrawnInputs) {
+  Result r = lockstep("check " + kModel + ".onnx --fresh 1 --threads 2 --seed 7 --json");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  auto report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["verdict"], "PASS");
+  EXPECT_EQ(report["input_seed"], 7);
+  const auto& cpu = report["backends"][0];
+  EXPECT_EQ(cpu["backend"], "cpu");
+  EXPECT_TRUE(cpu["identical_across_aba"].get<bool>());
+  ASSERT_EQ(cpu["runs"].size(), 3u);  // fresh#1, A1, A2
+  bool compared = false;
+  for (const auto& a : cpu["runs"][1]["anchors"])
+    if (a.contains("cosine")) {
+      compared = true;
+      EXPECT_GE(a["cosine"].get<double>(), diff::kAgreeCosine);
+    }
+  EXPECT_TRUE(compared);
+}
+
+}  // namespace
+}  // namespace lockstep
