@@ -1,5 +1,6 @@
 // Stands in for the CUDA backend when lockstep is built without nvcc.
 #include "backends/cuda/backend.h"
+#include "backends/cuda/testing.h"
 
 namespace lockstep::cuda {
 namespace {
@@ -21,5 +22,8 @@ class NoCudaBackend final : public Backend {
 const Backend& backend() {
   static NoCudaBackend instance;
   return instance;
+}
+void plant_out_of_bounds_write(Executable&, const std::string&) {
+  throw Error(ErrorCode::DeviceUnavailable, "lockstep was built without CUDA");
 }
 }  // namespace lockstep::cuda
