@@ -45,7 +45,7 @@ void infer_shapes(ir::Graph& graph) {
       value.dtype = types[o].dtype;
       value.shape = types[o].shape;
     }
-    if (node.op == ir::Op::Shape && node.epilogue.empty()) {
+    if (node.op == ir::Op::Shape && node.epilogue.empty() && graph.value(node.inputs.at(0)).shape_known()) {
       // Only the input's shape is read: fold even when its data is computed at run time.
       const Shape& x = graph.value(node.inputs.at(0)).shape;
       auto [start, end] = ir::shape_range(node, static_cast<int64_t>(x.size()));

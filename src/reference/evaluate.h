@@ -15,7 +15,9 @@ std::vector<Tensor> evaluate(const ir::Graph& graph, const std::vector<Tensor>& 
                              const TapFn& tap = {});
 
 // Evaluates one node (and its epilogue) on the given input values (kNoValue inputs are passed as
-// undefined tensors). Used by constant folding. Floating results are Float64.
+// undefined tensors). Used by constant folding. Floating results are Float64. Epilogue operands
+// may follow the node's inputs (one per step, undefined for unary steps); steps without one
+// read their operand's constant from `graph`.
 std::vector<Tensor> evaluate_node(const ir::Graph& graph, const ir::Node& node,
                                   const std::vector<Tensor>& inputs);
 
