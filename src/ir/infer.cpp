@@ -13,7 +13,8 @@ struct Inputs {
 
   bool has(size_t i) const { return i < node.inputs.size() && node.inputs[i] != kNoValue; }
   const Value& value(size_t i) const {
-    if (!has(i)) fail(node, ErrorCode::InvalidModel, "required input " + std::to_string(i) + " is missing");
+    if (!has(i))
+      fail(node, ErrorCode::InvalidModel, "required input " + std::to_string(i) + " is missing");
     return graph.value(node.inputs[i]);
   }
   const Shape& shape(size_t i) const { return value(i).shape; }
@@ -23,7 +24,8 @@ struct Inputs {
     const Value& v = value(i);
     if (!v.constant.defined())
       fail(node, ErrorCode::UnsupportedAttribute,
-           "parameter input " + std::to_string(i) + " ('" + v.name + "') is not a compile-time constant");
+           "parameter input " + std::to_string(i) + " ('" + v.name +
+               "') is not a compile-time constant");
     return tensor_ints(v.constant);
   }
   std::optional<std::vector<int64_t>> optional_ints(size_t i) const {
@@ -40,7 +42,8 @@ void require_same_dtype(const Node& node, DType a, DType b) {
 
 void require_floating(const Node& node, DType dtype) {
   if (!is_floating(dtype))
-    fail(node, ErrorCode::DTypeMismatch, std::string("expects a floating input, got ") + dtype_name(dtype));
+    fail(node, ErrorCode::DTypeMismatch,
+         std::string("expects a floating input, got ") + dtype_name(dtype));
 }
 
 }  // namespace
@@ -52,7 +55,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
     int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
     if (da != db && da != 1 && db != 1)
-      throw Error(ErrorCode::ShapeMismatch, "shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+      throw Error(ErrorCode::ShapeMismatch,
+                  "shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
     out[i] = da == 1 ? db : da;
   }
   return out;
@@ -62,7 +66,10 @@ std::vector<ValueType> infer_node(const Graph& graph, const Node& node) {
   Inputs in{graph, node};
   auto one = [](DType d, Shape s) { return std::vector<ValueType>{{d, std::move(s)}}; };
   switch (node.op) {
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div:
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Div:
       require_same_dtype(node, in.dtype(0), in.dtype(1));
       return one(in.dtype(0), node_broadcast(node, in.shape(0), in.shape(1)));
     case Op::Pow:
@@ -71,13 +78,21 @@ std::vector<ValueType> infer_node(const Graph& graph, const Node& node) {
       require_same_dtype(node, in.dtype(0), in.dtype(1));
       return one(DType::Bool, node_broadcast(node, in.shape(0), in.shape(1)));
     case Op::Where:
-      if (in.dtype(0) != DType::Bool) fail(node, ErrorCode::DTypeMismatch, "Where condition must be bool");
+      if (in.dtype(0) != DType::Bool)
+        fail(node, ErrorCode::DTypeMismatch, "Where condition must be bool");
       require_same_dtype(node, in.dtype(1), in.dtype(2));
-      return one(in.dtype(1), node_broadcast(node, in.shape(0), node_broadcast(node, in.shape(1), in.shape(2))));
-    case Op::Tanh: case Op::Sigmoid: case Op::LeakyRelu: case Op::Exp: case Op::Sqrt:
+      return one(in.dtype(1),
+                 node_broadcast(node, in.shape(0), node_broadcast(node, in.shape(1), in.shape(2))));
+    case Op::Tanh:
+    case Op::Sigmoid:
+    case Op::LeakyRelu:
+    case Op::Exp:
+    case Op::Sqrt:
       require_floating(node, in.dtype(0));
       return one(in.dtype(0), in.shape(0));
-    case Op::Relu: case Op::Neg: case Op::Identity:
+    case Op::Relu:
+    case Op::Neg:
+    case Op::Identity:
       if (node.op != Op::Identity && in.dtype(0) == DType::Bool)
         fail(node, ErrorCode::DTypeMismatch, "does not accept bool input");
       return one(in.dtype(0), in.shape(0));
@@ -87,16 +102,18 @@ std::vector<ValueType> infer_node(const Graph& graph, const Node& node) {
       require_floating(node, in.dtype(0));
       ConvGeometry g = conv_geometry(node, in.shape(0), in.shape(1));
       if (in.has(2) && in.shape(2) != Shape{g.out_shape[1]})
-        fail(node, ErrorCode::ShapeMismatch, "bias " + shape_str(in.shape(2)) + " must be [" +
-                                                  std::to_string(g.out_shape[1]) + "]");
+        fail(
+            node, ErrorCode::ShapeMismatch,
+            "bias " + shape_str(in.shape(2)) + " must be [" + std::to_string(g.out_shape[1]) + "]");
       return one(in.dtype(0), g.out_shape);
     }
     case Op::ConvTranspose: {
       require_floating(node, in.dtype(0));
       ConvGeometry g = conv_transpose_geometry(node, in.shape(0), in.shape(1));
       if (in.has(2) && in.shape(2) != Shape{g.out_shape[1]})
-        fail(node, ErrorCode::ShapeMismatch, "bias " + shape_str(in.shape(2)) + " must be [" +
-                                                  std::to_string(g.out_shape[1]) + "]");
+        fail(
+            node, ErrorCode::ShapeMismatch,
+            "bias " + shape_str(in.shape(2)) + " must be [" + std::to_string(g.out_shape[1]) + "]");
       return one(in.dtype(0), g.out_shape);
     }
     case Op::MatMul:
@@ -146,7 +163,8 @@ std::vector<ValueType> infer_node(const Graph& graph, const Node& node) {
     case Op::Transpose: {
       const Shape& x = in.shape(0);
       Shape out;
-      for (int64_t p : transpose_perm(node, static_cast<int64_t>(x.size()))) out.push_back(x[static_cast<size_t>(p)]);
+      for (int64_t p : transpose_perm(node, static_cast<int64_t>(x.size())))
+        out.push_back(x[static_cast<size_t>(p)]);
       return one(in.dtype(0), out);
     }
     case Op::Unsqueeze:
@@ -191,8 +209,8 @@ std::vector<ValueType> infer_node(const Graph& graph, const Node& node) {
       const Value& d = in.value(2);
       if (!s.constant.defined() || !l.constant.defined() || !d.constant.defined())
         fail(node, ErrorCode::UnsupportedAttribute, "Range inputs must be compile-time constants");
-      int64_t n = range_count(node, s.constant.element_as_double(0), l.constant.element_as_double(0),
-                              d.constant.element_as_double(0));
+      int64_t n = range_count(node, s.constant.element_as_double(0),
+                              l.constant.element_as_double(0), d.constant.element_as_double(0));
       return one(s.dtype, {n});
     }
   }

@@ -9,31 +9,37 @@
 namespace lockstep::ir {
 
 namespace {
-std::string ints_str(const std::vector<int64_t>& v) { return shape_str(v); }
+std::string ints_str(const std::vector<int64_t>& v) {
+  return shape_str(v);
+}
 
 std::vector<int64_t> ints_attr(const Node& node, const char* name, size_t n, int64_t fallback) {
   std::vector<int64_t> v = node.attrs.get_ints(name, std::vector<int64_t>(n, fallback));
   if (v.size() != n)
     fail(node, ErrorCode::UnsupportedAttribute,
-         std::string("attribute '") + name + "' has " + std::to_string(v.size()) + " values, expected " +
-             std::to_string(n));
+         std::string("attribute '") + name + "' has " + std::to_string(v.size()) +
+             " values, expected " + std::to_string(n));
   return v;
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
 }  // namespace
 
 void fail(const Node& node, ErrorCode code, const std::string& message) {
-  throw Error(code, std::string(op_name(node.op)) + " node '" + node.name + "': " + message, node.name,
-              op_name(node.op));
+  throw Error(code, std::string(op_name(node.op)) + " node '" + node.name + "': " + message,
+              node.name, op_name(node.op));
 }
 
-int64_t normalize_axis(const Node& node, int64_t axis, int64_t rank, const char* what, bool inclusive) {
+int64_t normalize_axis(const Node& node, int64_t axis, int64_t rank, const char* what,
+                       bool inclusive) {
   int64_t hi = inclusive ? rank + 1 : rank;
   int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= hi)
     fail(node, ErrorCode::UnsupportedAttribute,
-         std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+         std::string(what) + " " + std::to_string(axis) + " is out of range for rank " +
+             std::to_string(rank));
   return a;
 }
 
@@ -75,18 +81,20 @@ static ConvGeometry conv_common(const Node& node, const Shape& x, const Shape& w
   g.pad_begin.assign(pads.begin(), pads.begin() + static_cast<long>(nsp));
   g.pad_end.assign(pads.begin() + static_cast<long>(nsp), pads.end());
   std::string auto_pad = node.attrs.get_string("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" && auto_pad != "VALID")
+  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" &&
+      auto_pad != "VALID")
     fail(node, ErrorCode::UnsupportedAttribute, "auto_pad '" + auto_pad + "' is not supported");
 
   int64_t c = x[1];
   if (!transpose) {
     if (c != w[1] * g.group)
       fail(node, ErrorCode::ShapeMismatch,
-           "Conv input has " + std::to_string(c) + " channels but weight expects " + std::to_string(w[1] * g.group) +
-               " (group " + std::to_string(g.group) + ")");
+           "Conv input has " + std::to_string(c) + " channels but weight expects " +
+               std::to_string(w[1] * g.group) + " (group " + std::to_string(g.group) + ")");
     if (w[0] % g.group != 0)
       fail(node, ErrorCode::ShapeMismatch,
-           "weight has " + std::to_string(w[0]) + " output channels, not divisible by group " + std::to_string(g.group));
+           "weight has " + std::to_string(w[0]) + " output channels, not divisible by group " +
+               std::to_string(g.group));
     g.out_shape = {x[0], w[0]};
     for (size_t i = 0; i < nsp; ++i) {
       int64_t in = x[i + 2], ext = (g.kernel[i] - 1) * g.dilations[i] + 1, s = g.strides[i];
@@ -102,21 +110,26 @@ static ConvGeometry conv_common(const Node& node, const Shape& x, const Shape& w
       if (span < 0)
         fail(node, ErrorCode::ShapeMismatch,
              "kernel extent " + std::to_string(ext) + " exceeds padded input " +
-                 std::to_string(in + g.pad_begin[i] + g.pad_end[i]) + " on spatial axis " + std::to_string(i));
+                 std::to_string(in + g.pad_begin[i] + g.pad_end[i]) + " on spatial axis " +
+                 std::to_string(i));
       g.out_shape.push_back(span / s + 1);
     }
   } else {
     if (c != w[0])
       fail(node, ErrorCode::ShapeMismatch,
-           "ConvTranspose input has " + std::to_string(c) + " channels but weight expects " + std::to_string(w[0]));
+           "ConvTranspose input has " + std::to_string(c) + " channels but weight expects " +
+               std::to_string(w[0]));
     if (c % g.group != 0)
       fail(node, ErrorCode::ShapeMismatch,
-           "input channels " + std::to_string(c) + " not divisible by group " + std::to_string(g.group));
+           "input channels " + std::to_string(c) + " not divisible by group " +
+               std::to_string(g.group));
     auto output_padding = ints_attr(node, "output_padding", nsp, 0);
     std::vector<int64_t> output_shape = node.attrs.get_ints("output_shape");
-    if (output_shape.size() == nsp + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+    if (output_shape.size() == nsp + 2)
+      output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
     if (!output_shape.empty() && output_shape.size() != nsp)
-      fail(node, ErrorCode::UnsupportedAttribute, "output_shape " + ints_str(output_shape) + " has the wrong length");
+      fail(node, ErrorCode::UnsupportedAttribute,
+           "output_shape " + ints_str(output_shape) + " has the wrong length");
     bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
     if (output_shape.empty() && same)
       for (size_t i = 0; i < nsp; ++i) output_shape.push_back(x[i + 2] * g.strides[i]);
@@ -133,19 +146,24 @@ static ConvGeometry conv_common(const Node& node, const Shape& x, const Shape& w
         g.pad_end[i] = total - g.pad_begin[i];
       }
       int64_t out = natural - g.pad_begin[i] - g.pad_end[i];
-      if (out < 0) fail(node, ErrorCode::ShapeMismatch, "negative output size on spatial axis " + std::to_string(i));
+      if (out < 0)
+        fail(node, ErrorCode::ShapeMismatch,
+             "negative output size on spatial axis " + std::to_string(i));
       g.out_shape.push_back(out);
     }
   }
   return g;
 }
 
-ConvGeometry conv_geometry(const Node& node, const Shape& x, const Shape& w) { return conv_common(node, x, w, false); }
+ConvGeometry conv_geometry(const Node& node, const Shape& x, const Shape& w) {
+  return conv_common(node, x, w, false);
+}
 ConvGeometry conv_transpose_geometry(const Node& node, const Shape& x, const Shape& w) {
   return conv_common(node, x, w, true);
 }
 
-std::vector<SliceDim> slice_dims(const Node& node, const Shape& x, const std::vector<int64_t>& starts,
+std::vector<SliceDim> slice_dims(const Node& node, const Shape& x,
+                                 const std::vector<int64_t>& starts,
                                  const std::vector<int64_t>& ends, const std::vector<int64_t>* axes,
                                  const std::vector<int64_t>* steps) {
   int64_t rank = static_cast<int64_t>(x.size());
@@ -157,7 +175,8 @@ std::vector<SliceDim> slice_dims(const Node& node, const Shape& x, const std::ve
   std::vector<bool> seen(x.size(), false);
   for (size_t i = 0; i < n; ++i) {
     int64_t axis = normalize_axis(node, axes ? (*axes)[i] : static_cast<int64_t>(i), rank, "axis");
-    if (seen[static_cast<size_t>(axis)]) fail(node, ErrorCode::UnsupportedAttribute, "axis repeated in axes");
+    if (seen[static_cast<size_t>(axis)])
+      fail(node, ErrorCode::UnsupportedAttribute, "axis repeated in axes");
     seen[static_cast<size_t>(axis)] = true;
     int64_t dim = x[static_cast<size_t>(axis)];
     int64_t step = steps ? (*steps)[i] : 1;
@@ -173,7 +192,8 @@ std::vector<SliceDim> slice_dims(const Node& node, const Shape& x, const std::ve
     } else if (dim > 0) {
       start = std::clamp<int64_t>(start, 0, dim - 1);
       end = std::clamp<int64_t>(end, -1, dim - 1);
-      int64_t magnitude = step == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -step;
+      int64_t magnitude =
+          step == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -step;
       if (start > end) count = (start - end - 1) / magnitude + 1;
     }
     dims[static_cast<size_t>(axis)] = {start, step, count};
@@ -185,7 +205,8 @@ int64_t split_axis(const Node& node, int64_t rank) {
   return normalize_axis(node, node.attrs.get_int("axis", 0), rank, "axis");
 }
 
-std::vector<int64_t> split_sizes(const Node& node, const Shape& x, const std::vector<int64_t>* sizes) {
+std::vector<int64_t> split_sizes(const Node& node, const Shape& x,
+                                 const std::vector<int64_t>* sizes) {
   int64_t dim = x[static_cast<size_t>(split_axis(node, static_cast<int64_t>(x.size())))];
   size_t outputs = node.outputs.size();
   if (sizes && !sizes->empty()) {
@@ -196,14 +217,15 @@ std::vector<int64_t> split_sizes(const Node& node, const Shape& x, const std::ve
     }
     if (sizes->size() != outputs || total != dim)
       fail(node, ErrorCode::ShapeMismatch,
-           "split sizes " + ints_str(*sizes) + " do not cover dimension " + std::to_string(dim) + " with " +
-               std::to_string(outputs) + " outputs");
+           "split sizes " + ints_str(*sizes) + " do not cover dimension " + std::to_string(dim) +
+               " with " + std::to_string(outputs) + " outputs");
     return *sizes;
   }
   int64_t n = node.attrs.get_int("num_outputs", static_cast<int64_t>(outputs));
   if (n != static_cast<int64_t>(outputs) || n < 1)
     fail(node, ErrorCode::ShapeMismatch,
-         "num_outputs " + std::to_string(n) + " does not match the node's " + std::to_string(outputs) + " outputs");
+         "num_outputs " + std::to_string(n) + " does not match the node's " +
+             std::to_string(outputs) + " outputs");
   if (!node.attrs.has("num_outputs") && dim % n != 0)
     fail(node, ErrorCode::ShapeMismatch,
          "dimension " + std::to_string(dim) + " does not split evenly into " + std::to_string(n));
@@ -223,25 +245,30 @@ Shape reshape_shape(const Node& node, const Shape& x, const std::vector<int64_t>
   for (size_t i = 0; i < target.size(); ++i) {
     int64_t d = target[i];
     if (d == 0 && !allowzero) {
-      if (i >= x.size()) fail(node, ErrorCode::ShapeMismatch, "shape " + ints_str(target) + " copies a missing dim");
+      if (i >= x.size())
+        fail(node, ErrorCode::ShapeMismatch, "shape " + ints_str(target) + " copies a missing dim");
       d = x[i];
     }
     if (d == -1) {
-      if (infer_at >= 0) fail(node, ErrorCode::ShapeMismatch, "shape " + ints_str(target) + " has two -1 dims");
+      if (infer_at >= 0)
+        fail(node, ErrorCode::ShapeMismatch, "shape " + ints_str(target) + " has two -1 dims");
       infer_at = static_cast<int64_t>(i);
       continue;
     }
-    if (d < 0) fail(node, ErrorCode::ShapeMismatch, "shape " + ints_str(target) + " has a negative dim");
+    if (d < 0)
+      fail(node, ErrorCode::ShapeMismatch, "shape " + ints_str(target) + " has a negative dim");
     out[i] = d;
     known *= d;
   }
   int64_t total = num_elements(x);
   if (infer_at >= 0) {
     if (known == 0 || total % known != 0)
-      fail(node, ErrorCode::ShapeMismatch, "cannot reshape " + shape_str(x) + " to " + ints_str(target));
+      fail(node, ErrorCode::ShapeMismatch,
+           "cannot reshape " + shape_str(x) + " to " + ints_str(target));
     out[static_cast<size_t>(infer_at)] = total / known;
   } else if (known != total) {
-    fail(node, ErrorCode::ShapeMismatch, "cannot reshape " + shape_str(x) + " to " + ints_str(target));
+    fail(node, ErrorCode::ShapeMismatch,
+         "cannot reshape " + shape_str(x) + " to " + ints_str(target));
   }
   return out;
 }
@@ -256,7 +283,8 @@ Shape squeeze_shape(const Node& node, const Shape& x, const std::vector<int64_t>
       int64_t ax = normalize_axis(node, a, rank, "axis");
       if (x[static_cast<size_t>(ax)] != 1)
         fail(node, ErrorCode::ShapeMismatch,
-             "cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(x[static_cast<size_t>(ax)]));
+             "cannot squeeze axis " + std::to_string(a) + " of size " +
+                 std::to_string(x[static_cast<size_t>(ax)]));
       drop[static_cast<size_t>(ax)] = true;
     }
   }
@@ -271,12 +299,14 @@ Shape unsqueeze_shape(const Node& node, const Shape& x, const std::vector<int64_
   std::vector<bool> inserted(static_cast<size_t>(rank), false);
   for (int64_t a : axes) {
     int64_t ax = normalize_axis(node, a, rank, "axis");
-    if (inserted[static_cast<size_t>(ax)]) fail(node, ErrorCode::UnsupportedAttribute, "axis repeated in axes");
+    if (inserted[static_cast<size_t>(ax)])
+      fail(node, ErrorCode::UnsupportedAttribute, "axis repeated in axes");
     inserted[static_cast<size_t>(ax)] = true;
   }
   Shape out;
   size_t next = 0;
-  for (int64_t i = 0; i < rank; ++i) out.push_back(inserted[static_cast<size_t>(i)] ? 1 : x[next++]);
+  for (int64_t i = 0; i < rank; ++i)
+    out.push_back(inserted[static_cast<size_t>(i)] ? 1 : x[next++]);
   return out;
 }
 
@@ -288,8 +318,8 @@ std::vector<int64_t> transpose_perm(const Node& node, int64_t rank) {
   std::sort(sorted.begin(), sorted.end());
   for (int64_t i = 0; i < static_cast<int64_t>(sorted.size()); ++i)
     if (sorted[static_cast<size_t>(i)] != i || static_cast<int64_t>(perm.size()) != rank)
-      fail(node, ErrorCode::UnsupportedAttribute, "perm " + ints_str(perm) + " is not a permutation of rank " +
-                                                      std::to_string(rank));
+      fail(node, ErrorCode::UnsupportedAttribute,
+           "perm " + ints_str(perm) + " is not a permutation of rank " + std::to_string(rank));
   return perm;
 }
 
@@ -305,7 +335,8 @@ Shape concat_shape(const Node& node, const std::vector<Shape>& shapes, int64_t* 
       ok = d == axis || s[static_cast<size_t>(d)] == out[static_cast<size_t>(d)];
     if (!ok)
       fail(node, ErrorCode::ShapeMismatch,
-           "inputs " + shape_str(shapes[0]) + " and " + shape_str(s) + " differ outside axis " + std::to_string(axis));
+           "inputs " + shape_str(shapes[0]) + " and " + shape_str(s) + " differ outside axis " +
+               std::to_string(axis));
     out[static_cast<size_t>(axis)] += s[static_cast<size_t>(axis)];
   }
   if (axis_out) *axis_out = axis;
@@ -331,7 +362,8 @@ PadAmounts pad_amounts(const Node& node, const Shape& x, const std::vector<int64
   }
   if (pads.size() != 2 * ax.size())
     fail(node, ErrorCode::ShapeMismatch,
-         "pads " + ints_str(pads) + " must have 2 values per padded axis (" + std::to_string(ax.size()) + " axes)");
+         "pads " + ints_str(pads) + " must have 2 values per padded axis (" +
+             std::to_string(ax.size()) + " axes)");
   PadAmounts p{std::vector<int64_t>(x.size(), 0), std::vector<int64_t>(x.size(), 0)};
   for (size_t i = 0; i < ax.size(); ++i) {
     p.begin[static_cast<size_t>(ax[i])] = pads[i];
@@ -339,19 +371,22 @@ PadAmounts pad_amounts(const Node& node, const Shape& x, const std::vector<int64
   }
   for (size_t d = 0; d < x.size(); ++d)
     if (x[d] + p.begin[d] + p.end[d] < 0)
-      fail(node, ErrorCode::ShapeMismatch, "pads " + ints_str(pads) + " crop more than dimension " + std::to_string(d));
+      fail(node, ErrorCode::ShapeMismatch,
+           "pads " + ints_str(pads) + " crop more than dimension " + std::to_string(d));
   return p;
 }
 
 std::string pad_mode(const Node& node) {
   std::string mode = node.attrs.get_string("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge")
-    fail(node, ErrorCode::UnsupportedAttribute, "Pad mode '" + mode + "' is not supported (constant, reflect, edge)");
+    fail(node, ErrorCode::UnsupportedAttribute,
+         "Pad mode '" + mode + "' is not supported (constant, reflect, edge)");
   return mode;
 }
 
 Shape gather_shape(const Node& node, const Shape& data, const Shape& indices, int64_t* axis_out) {
-  int64_t axis = normalize_axis(node, node.attrs.get_int("axis", 0), static_cast<int64_t>(data.size()), "axis");
+  int64_t axis = normalize_axis(node, node.attrs.get_int("axis", 0),
+                                static_cast<int64_t>(data.size()), "axis");
   Shape out(data.begin(), data.begin() + axis);
   out.insert(out.end(), indices.begin(), indices.end());
   out.insert(out.end(), data.begin() + axis + 1, data.end());
@@ -366,21 +401,24 @@ Shape node_broadcast(const Node& node, const Shape& a, const Shape& b) {
     int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
     if (da != db && da != 1 && db != 1)
-      fail(node, ErrorCode::ShapeMismatch, "shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+      fail(node, ErrorCode::ShapeMismatch,
+           "shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
     out[i] = da == 1 ? db : da;
   }
   return out;
 }
 
 Shape matmul_shape(const Node& node, const Shape& a, const Shape& b) {
-  if (a.empty() || b.empty()) fail(node, ErrorCode::ShapeMismatch, "MatMul operands must have rank >= 1");
+  if (a.empty() || b.empty())
+    fail(node, ErrorCode::ShapeMismatch, "MatMul operands must have rank >= 1");
   Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a;
   Shape b2 = b.size() == 1 ? Shape{b[0], 1} : b;
   int64_t k = a2.back(), kb = b2[b2.size() - 2];
   if (k != kb)
     fail(node, ErrorCode::ShapeMismatch,
          "MatMul inner dimensions differ: " + shape_str(a) + " x " + shape_str(b));
-  Shape batch = node_broadcast(node, Shape(a2.begin(), a2.end() - 2), Shape(b2.begin(), b2.end() - 2));
+  Shape batch =
+      node_broadcast(node, Shape(a2.begin(), a2.end() - 2), Shape(b2.begin(), b2.end() - 2));
   if (a.size() != 1) batch.push_back(a2[a2.size() - 2]);
   if (b.size() != 1) batch.push_back(b2.back());
   return batch;
@@ -388,15 +426,18 @@ Shape matmul_shape(const Node& node, const Shape& a, const Shape& b) {
 
 Shape gemm_shape(const Node& node, const Shape& a, const Shape& b, const Shape* c) {
   if (a.size() != 2 || b.size() != 2)
-    fail(node, ErrorCode::ShapeMismatch, "Gemm operands must be 2-D, got " + shape_str(a) + " and " + shape_str(b));
+    fail(node, ErrorCode::ShapeMismatch,
+         "Gemm operands must be 2-D, got " + shape_str(a) + " and " + shape_str(b));
   bool ta = node.attrs.get_int("transA", 0) != 0, tb = node.attrs.get_int("transB", 0) != 0;
   int64_t m = ta ? a[1] : a[0], k = ta ? a[0] : a[1];
   int64_t kb = tb ? b[1] : b[0], n = tb ? b[0] : b[1];
   if (k != kb)
-    fail(node, ErrorCode::ShapeMismatch, "Gemm inner dimensions differ: A " + shape_str(a) + " B " + shape_str(b));
+    fail(node, ErrorCode::ShapeMismatch,
+         "Gemm inner dimensions differ: A " + shape_str(a) + " B " + shape_str(b));
   Shape out{m, n};
   if (c && node_broadcast(node, *c, out) != out)
-    fail(node, ErrorCode::ShapeMismatch, "Gemm C " + shape_str(*c) + " does not broadcast to " + shape_str(out));
+    fail(node, ErrorCode::ShapeMismatch,
+         "Gemm C " + shape_str(*c) + " does not broadcast to " + shape_str(out));
   return out;
 }
 
@@ -420,14 +461,20 @@ int64_t range_count(const Node& node, double start, double limit, double delta) 
 DType cast_target(const Node& node) {
   int64_t to = node.attrs.get_int("to", -1);
   switch (to) {
-    case 1: return DType::Float32;
-    case 6: return DType::Int32;
-    case 7: return DType::Int64;
-    case 9: return DType::Bool;
-    case 11: return DType::Float64;
+    case 1:
+      return DType::Float32;
+    case 6:
+      return DType::Int32;
+    case 7:
+      return DType::Int64;
+    case 9:
+      return DType::Bool;
+    case 11:
+      return DType::Float64;
     default:
       fail(node, ErrorCode::UnsupportedAttribute,
-           "Cast to ONNX type " + std::to_string(to) + " is not supported (1 float, 6 int32, 7 int64, 9 bool, 11 double)");
+           "Cast to ONNX type " + std::to_string(to) +
+               " is not supported (1 float, 6 int32, 7 int64, 9 bool, 11 double)");
   }
 }
 

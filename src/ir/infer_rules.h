@@ -12,7 +12,8 @@ namespace lockstep::ir {
 [[noreturn]] void fail(const Node& node, ErrorCode code, const std::string& message);
 
 // Axis in [-rank, rank) (or [-rank, rank] when `inclusive`) → [0, rank).
-int64_t normalize_axis(const Node& node, int64_t axis, int64_t rank, const char* what, bool inclusive = false);
+int64_t normalize_axis(const Node& node, int64_t axis, int64_t rank, const char* what,
+                       bool inclusive = false);
 std::vector<int64_t> tensor_ints(const Tensor& t);
 // Reads a float attribute as the shortest decimal that round-trips float32 (0.1f → 0.1):
 // exporters write double hyper-parameters rounded to float32.
@@ -30,12 +31,14 @@ struct SliceDim {
   int64_t start = 0, step = 1, count = 0;
 };
 // One entry per dimension of `x` (untouched dims get start 0, step 1, full count).
-std::vector<SliceDim> slice_dims(const Node& node, const Shape& x, const std::vector<int64_t>& starts,
+std::vector<SliceDim> slice_dims(const Node& node, const Shape& x,
+                                 const std::vector<int64_t>& starts,
                                  const std::vector<int64_t>& ends, const std::vector<int64_t>* axes,
                                  const std::vector<int64_t>* steps);
 
 int64_t split_axis(const Node& node, int64_t rank);
-std::vector<int64_t> split_sizes(const Node& node, const Shape& x, const std::vector<int64_t>* sizes);
+std::vector<int64_t> split_sizes(const Node& node, const Shape& x,
+                                 const std::vector<int64_t>* sizes);
 Shape reshape_shape(const Node& node, const Shape& x, const std::vector<int64_t>& target);
 Shape squeeze_shape(const Node& node, const Shape& x, const std::vector<int64_t>* axes);
 Shape unsqueeze_shape(const Node& node, const Shape& x, const std::vector<int64_t>& axes);
@@ -48,7 +51,8 @@ struct PadAmounts {
 };
 PadAmounts pad_amounts(const Node& node, const Shape& x, const std::vector<int64_t>& pads,
                        const std::vector<int64_t>* axes);
-std::string pad_mode(const Node& node);  // "constant", "reflect" or "edge"; else UnsupportedAttribute
+std::string pad_mode(
+    const Node& node);  // "constant", "reflect" or "edge"; else UnsupportedAttribute
 
 Shape gather_shape(const Node& node, const Shape& data, const Shape& indices, int64_t* axis_out);
 Shape matmul_shape(const Node& node, const Shape& a, const Shape& b);

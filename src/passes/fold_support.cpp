@@ -29,7 +29,8 @@ int64_t output_bytes(const ir::Graph& graph, const ir::Node& node) {
 
 void fold_node(ir::Graph& graph, const ir::Node& node) {
   std::vector<Tensor> inputs;
-  for (ir::ValueId v : node.inputs) inputs.push_back(v == ir::kNoValue ? Tensor{} : graph.value(v).constant);
+  for (ir::ValueId v : node.inputs)
+    inputs.push_back(v == ir::kNoValue ? Tensor{} : graph.value(v).constant);
   std::vector<Tensor> outputs = reference::evaluate_node(graph, node, inputs);
   for (size_t o = 0; o < node.outputs.size(); ++o) {
     if (node.outputs[o] == ir::kNoValue) continue;

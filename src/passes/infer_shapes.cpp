@@ -16,15 +16,16 @@ void check_declared(const ir::Node& node, const ir::Value& value, const ir::Valu
   const Shape& declared = value.shape;
   if (declared.empty()) return;
   bool ok = declared.size() == inferred.shape.size();
-  for (size_t d = 0; ok && d < declared.size(); ++d) ok = declared[d] < 0 || declared[d] == inferred.shape[d];
+  for (size_t d = 0; ok && d < declared.size(); ++d)
+    ok = declared[d] < 0 || declared[d] == inferred.shape[d];
   if (!ok)
     ir::fail(node, ErrorCode::ShapeMismatch,
-             "output '" + value.name + "' is declared " + shape_str(declared) + " but computes to " +
-                 shape_str(inferred.shape));
+             "output '" + value.name + "' is declared " + shape_str(declared) +
+                 " but computes to " + shape_str(inferred.shape));
   if (value.dtype != inferred.dtype)
     ir::fail(node, ErrorCode::DTypeMismatch,
-             "output '" + value.name + "' is declared " + dtype_name(value.dtype) + " but computes to " +
-                 dtype_name(inferred.dtype));
+             "output '" + value.name + "' is declared " + dtype_name(value.dtype) +
+                 " but computes to " + dtype_name(inferred.dtype));
 }
 
 }  // namespace
@@ -37,7 +38,8 @@ void infer_shapes(ir::Graph& graph) {
     std::vector<ir::ValueType> types = ir::infer_node(graph, node);
     if (types.size() != node.outputs.size())
       ir::fail(node, ErrorCode::InvalidModel,
-               "has " + std::to_string(node.outputs.size()) + " outputs, the op gives " + std::to_string(types.size()));
+               "has " + std::to_string(node.outputs.size()) + " outputs, the op gives " +
+                   std::to_string(types.size()));
     for (size_t o = 0; o < types.size(); ++o) {
       if (node.outputs[o] == ir::kNoValue) continue;
       ir::Value& value = graph.value(node.outputs[o]);
@@ -45,12 +47,13 @@ void infer_shapes(ir::Graph& graph) {
       value.dtype = types[o].dtype;
       value.shape = types[o].shape;
     }
-    if (node.op == ir::Op::Shape && node.epilogue.empty() && graph.value(node.inputs.at(0)).shape_known()) {
+    if (node.op == ir::Op::Shape && node.epilogue.empty() &&
+        graph.value(node.inputs.at(0)).shape_known()) {
       // Only the input's shape is read: fold even when its data is computed at run time.
       const Shape& x = graph.value(node.inputs.at(0)).shape;
       auto [start, end] = ir::shape_range(node, static_cast<int64_t>(x.size()));
-      graph.value(node.outputs.at(0)).constant =
-          Tensor::from_vector<int64_t>({end - start}, std::vector<int64_t>(x.begin() + start, x.begin() + end));
+      graph.value(node.outputs.at(0)).constant = Tensor::from_vector<int64_t>(
+          {end - start}, std::vector<int64_t>(x.begin() + start, x.begin() + end));
       continue;
     }
     int64_t bytes = output_bytes(graph, node);

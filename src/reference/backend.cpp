@@ -9,11 +9,13 @@ namespace {
 // Any floating dtype is accepted for a floating input: the reference computes in double anyway.
 void check_inputs(const ir::Graph& graph, const std::vector<Tensor>& inputs) {
   if (inputs.size() < graph.inputs.size())
-    throw Error(ErrorCode::MissingInput, "input '" + graph.value(graph.inputs[inputs.size()]).name +
-                                             "' was not provided (" + std::to_string(graph.inputs.size()) +
-                                             " inputs expected, " + std::to_string(inputs.size()) + " given)");
+    throw Error(ErrorCode::MissingInput,
+                "input '" + graph.value(graph.inputs[inputs.size()]).name + "' was not provided (" +
+                    std::to_string(graph.inputs.size()) + " inputs expected, " +
+                    std::to_string(inputs.size()) + " given)");
   if (inputs.size() > graph.inputs.size())
-    throw Error(ErrorCode::InvalidArgument, std::to_string(inputs.size()) + " inputs given, the graph has " +
+    throw Error(ErrorCode::InvalidArgument, std::to_string(inputs.size()) +
+                                                " inputs given, the graph has " +
                                                 std::to_string(graph.inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ir::Value& v = graph.value(graph.inputs[i]);
@@ -21,13 +23,16 @@ void check_inputs(const ir::Graph& graph, const std::vector<Tensor>& inputs) {
     if (!t.defined()) throw Error(ErrorCode::MissingInput, "input '" + v.name + "' is empty");
     bool dtype_ok = t.dtype() == v.dtype || (is_floating(t.dtype()) && is_floating(v.dtype));
     if (!dtype_ok)
-      throw Error(ErrorCode::DTypeMismatch, "input '" + v.name + "' expects " + dtype_name(v.dtype) + ", given " +
+      throw Error(ErrorCode::DTypeMismatch, "input '" + v.name + "' expects " +
+                                                dtype_name(v.dtype) + ", given " +
                                                 dtype_name(t.dtype()));
     bool shape_ok = t.shape().size() == v.shape.size();
-    for (size_t d = 0; shape_ok && d < v.shape.size(); ++d) shape_ok = v.shape[d] < 0 || v.shape[d] == t.shape()[d];
+    for (size_t d = 0; shape_ok && d < v.shape.size(); ++d)
+      shape_ok = v.shape[d] < 0 || v.shape[d] == t.shape()[d];
     if (!shape_ok)
-      throw Error(ErrorCode::ShapeMismatch, "input '" + v.name + "' expects shape " + shape_str(v.shape) +
-                                                ", given " + shape_str(t.shape()));
+      throw Error(ErrorCode::ShapeMismatch, "input '" + v.name + "' expects shape " +
+                                                shape_str(v.shape) + ", given " +
+                                                shape_str(t.shape()));
   }
 }
 

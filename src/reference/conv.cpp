@@ -7,8 +7,12 @@ namespace lockstep::reference {
 
 namespace {
 
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+int64_t floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+int64_t ceil_div(int64_t a, int64_t b) {
+  return -floor_div(-a, b);
+}
 
 // Decomposes a flat index over `dims` into a multi-index (row-major).
 void unflatten(int64_t flat, const std::vector<int64_t>& dims, std::vector<int64_t>& index) {

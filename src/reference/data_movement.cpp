@@ -9,7 +9,8 @@ namespace lockstep::reference {
 namespace {
 
 // Copies the strided view (base offset + per-dim strides, in elements) of `x` into a new tensor.
-Tensor gather_view(const Tensor& x, const Shape& out_shape, int64_t base, const std::vector<int64_t>& strides) {
+Tensor gather_view(const Tensor& x, const Shape& out_shape, int64_t base,
+                   const std::vector<int64_t>& strides) {
   Tensor out(x.dtype(), out_shape);
   int64_t size = static_cast<int64_t>(dtype_size(x.dtype()));
   auto* dst = static_cast<std::byte*>(out.raw());
@@ -32,8 +33,8 @@ std::vector<Tensor> eval_Slice(const NodeContext& ctx) {
   bool has_axes, has_steps;
   auto axes = optional_ints(ctx, 3, &has_axes);
   auto steps = optional_ints(ctx, 4, &has_steps);
-  auto dims = ir::slice_dims(ctx.node, x.shape(), ctx.ints(1), ctx.ints(2), has_axes ? &axes : nullptr,
-                             has_steps ? &steps : nullptr);
+  auto dims = ir::slice_dims(ctx.node, x.shape(), ctx.ints(1), ctx.ints(2),
+                             has_axes ? &axes : nullptr, has_steps ? &steps : nullptr);
   auto in_strides = strides_of(x.shape());
   Shape out_shape;
   std::vector<int64_t> strides;
@@ -67,7 +68,8 @@ std::vector<Tensor> eval_Split(const NodeContext& ctx) {
 std::vector<Tensor> eval_Concat(const NodeContext& ctx) {
   std::vector<Shape> shapes;
   for (size_t i = 0; i < ctx.inputs.size(); ++i) {
-    if (ctx.in(i).dtype() != ctx.in(0).dtype()) ctx.fail(ErrorCode::DTypeMismatch, "inputs have different dtypes");
+    if (ctx.in(i).dtype() != ctx.in(0).dtype())
+      ctx.fail(ErrorCode::DTypeMismatch, "inputs have different dtypes");
     shapes.push_back(ctx.in(i).shape());
   }
   int64_t axis = 0;
@@ -82,7 +84,8 @@ std::vector<Tensor> eval_Concat(const NodeContext& ctx) {
     for (size_t i = 0; i < ctx.inputs.size(); ++i) {
       int64_t block = shapes[i][static_cast<size_t>(axis)] * inner;
       if (block == 0) continue;
-      std::memcpy(dst, static_cast<const std::byte*>(ctx.in(i).raw()) + o * block, static_cast<size_t>(block));
+      std::memcpy(dst, static_cast<const std::byte*>(ctx.in(i).raw()) + o * block,
+                  static_cast<size_t>(block));
       dst += block;
     }
   }
@@ -100,7 +103,8 @@ std::vector<Tensor> eval_Flatten(const NodeContext& ctx) {
 std::vector<Tensor> eval_Squeeze(const NodeContext& ctx) {
   bool has_axes;
   auto axes = optional_ints(ctx, 1, &has_axes);
-  return {ctx.in(0).reshaped(ir::squeeze_shape(ctx.node, ctx.in(0).shape(), has_axes ? &axes : nullptr))};
+  return {ctx.in(0).reshaped(
+      ir::squeeze_shape(ctx.node, ctx.in(0).shape(), has_axes ? &axes : nullptr))};
 }
 
 std::vector<Tensor> eval_Unsqueeze(const NodeContext& ctx) {
@@ -137,15 +141,17 @@ std::vector<Tensor> eval_Gather(const NodeContext& ctx) {
   int64_t size = static_cast<int64_t>(dtype_size(data.dtype()));
   int64_t outer = 1, inner = size, dim = data.shape()[static_cast<size_t>(axis)];
   for (int64_t d = 0; d < axis; ++d) outer *= data.shape()[static_cast<size_t>(d)];
-  for (size_t d = static_cast<size_t>(axis) + 1; d < data.shape().size(); ++d) inner *= data.shape()[d];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < data.shape().size(); ++d)
+    inner *= data.shape()[d];
   auto* dst = static_cast<std::byte*>(out.raw());
   auto* src = static_cast<const std::byte*>(data.raw());
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t j = 0; j < indices.numel(); ++j) {
       int64_t idx = indices.element_as_int(j);
       if (idx < -dim || idx >= dim)
-        ctx.fail(ErrorCode::ShapeMismatch,
-                 "index " + std::to_string(idx) + " is out of range for axis of size " + std::to_string(dim));
+        ctx.fail(ErrorCode::ShapeMismatch, "index " + std::to_string(idx) +
+                                               " is out of range for axis of size " +
+                                               std::to_string(dim));
       if (idx < 0) idx += dim;
       std::memcpy(dst, src + (o * dim + idx) * inner, static_cast<size_t>(inner));
       dst += inner;

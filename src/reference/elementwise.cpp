@@ -7,26 +7,41 @@ namespace lockstep::reference {
 
 double unary_op(ir::Op op, double x, double alpha) {
   switch (op) {
-    case ir::Op::Tanh: return std::tanh(x);
-    case ir::Op::Sigmoid: return x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
-    case ir::Op::Relu: return x > 0 ? x : 0.0;
-    case ir::Op::LeakyRelu: return x >= 0 ? x : alpha * x;
-    case ir::Op::Exp: return std::exp(x);
-    case ir::Op::Neg: return -x;
-    case ir::Op::Sqrt: return std::sqrt(x);
-    case ir::Op::Identity: return x;
-    default: throw Error(ErrorCode::Internal, std::string("not a unary op: ") + ir::op_name(op));
+    case ir::Op::Tanh:
+      return std::tanh(x);
+    case ir::Op::Sigmoid:
+      return x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
+    case ir::Op::Relu:
+      return x > 0 ? x : 0.0;
+    case ir::Op::LeakyRelu:
+      return x >= 0 ? x : alpha * x;
+    case ir::Op::Exp:
+      return std::exp(x);
+    case ir::Op::Neg:
+      return -x;
+    case ir::Op::Sqrt:
+      return std::sqrt(x);
+    case ir::Op::Identity:
+      return x;
+    default:
+      throw Error(ErrorCode::Internal, std::string("not a unary op: ") + ir::op_name(op));
   }
 }
 
 double binary_op(ir::Op op, double a, double b) {
   switch (op) {
-    case ir::Op::Add: return a + b;
-    case ir::Op::Sub: return a - b;
-    case ir::Op::Mul: return a * b;
-    case ir::Op::Div: return a / b;
-    case ir::Op::Pow: return std::pow(a, b);
-    default: throw Error(ErrorCode::Internal, std::string("not a binary op: ") + ir::op_name(op));
+    case ir::Op::Add:
+      return a + b;
+    case ir::Op::Sub:
+      return a - b;
+    case ir::Op::Mul:
+      return a * b;
+    case ir::Op::Div:
+      return a / b;
+    case ir::Op::Pow:
+      return std::pow(a, b);
+    default:
+      throw Error(ErrorCode::Internal, std::string("not a binary op: ") + ir::op_name(op));
   }
 }
 
@@ -35,18 +50,23 @@ namespace {
 template <class T>
 T integer_binary(const NodeContext& ctx, T a, T b) {
   switch (ctx.node.op) {
-    case ir::Op::Add: return static_cast<T>(a + b);
-    case ir::Op::Sub: return static_cast<T>(a - b);
-    case ir::Op::Mul: return static_cast<T>(a * b);
+    case ir::Op::Add:
+      return static_cast<T>(a + b);
+    case ir::Op::Sub:
+      return static_cast<T>(a - b);
+    case ir::Op::Mul:
+      return static_cast<T>(a * b);
     case ir::Op::Div:
       if (b == 0) ctx.fail(ErrorCode::InvalidModel, "integer division by zero");
       return static_cast<T>(a / b);  // truncates toward zero, as ONNX
-    default: return static_cast<T>(std::pow(static_cast<double>(a), static_cast<double>(b)));
+    default:
+      return static_cast<T>(std::pow(static_cast<double>(a), static_cast<double>(b)));
   }
 }
 
 template <class T>
-Tensor integer_binary_tensor(const NodeContext& ctx, const Tensor& a, const Tensor& b, const Shape& out_shape) {
+Tensor integer_binary_tensor(const NodeContext& ctx, const Tensor& a, const Tensor& b,
+                             const Shape& out_shape) {
   Tensor out(a.dtype(), out_shape);
   T* o = out.data<T>();
   const T* pa = a.data<T>();
@@ -64,9 +84,11 @@ std::vector<Tensor> binary(const NodeContext& ctx) {
   if (a.dtype() == DType::Int64) return {integer_binary_tensor<int64_t>(ctx, a, b, out_shape)};
   if (a.dtype() == DType::Int32) return {integer_binary_tensor<int32_t>(ctx, a, b, out_shape)};
   if (a.dtype() != DType::Float64)
-    ctx.fail(ErrorCode::DTypeMismatch, std::string("does not accept ") + dtype_name(a.dtype()) + " inputs");
+    ctx.fail(ErrorCode::DTypeMismatch,
+             std::string("does not accept ") + dtype_name(a.dtype()) + " inputs");
   if (ctx.node.op != ir::Op::Pow && b.dtype() != DType::Float64)
-    ctx.fail(ErrorCode::DTypeMismatch, std::string("inputs have different dtypes: float and ") + dtype_name(b.dtype()));
+    ctx.fail(ErrorCode::DTypeMismatch,
+             std::string("inputs have different dtypes: float and ") + dtype_name(b.dtype()));
   Tensor out(DType::Float64, out_shape);
   double* o = out.data<double>();
   const double* pa = a.data<double>();
@@ -90,18 +112,22 @@ std::vector<Tensor> unary(const NodeContext& ctx) {
   if (op == ir::Op::Identity) return {x};
   if (x.dtype() == DType::Int64 || x.dtype() == DType::Int32) {
     if (op != ir::Op::Neg && op != ir::Op::Relu)
-      ctx.fail(ErrorCode::DTypeMismatch, std::string("does not accept ") + dtype_name(x.dtype()) + " input");
+      ctx.fail(ErrorCode::DTypeMismatch,
+               std::string("does not accept ") + dtype_name(x.dtype()) + " input");
     Tensor out(x.dtype(), x.shape());
     for (int64_t i = 0; i < x.numel(); ++i) {
       int64_t v = x.element_as_int(i);
       v = op == ir::Op::Neg ? -v : (v > 0 ? v : 0);
-      if (x.dtype() == DType::Int64) out.data<int64_t>()[i] = v;
-      else out.data<int32_t>()[i] = static_cast<int32_t>(v);
+      if (x.dtype() == DType::Int64)
+        out.data<int64_t>()[i] = v;
+      else
+        out.data<int32_t>()[i] = static_cast<int32_t>(v);
     }
     return {out};
   }
   if (x.dtype() != DType::Float64)
-    ctx.fail(ErrorCode::DTypeMismatch, std::string("does not accept ") + dtype_name(x.dtype()) + " input");
+    ctx.fail(ErrorCode::DTypeMismatch,
+             std::string("does not accept ") + dtype_name(x.dtype()) + " input");
   double alpha = ir::attr_double(ctx.node.attrs.get_float("alpha", 0.01f));
   Tensor out(DType::Float64, x.shape());
   const double* px = x.data<double>();
@@ -112,18 +138,44 @@ std::vector<Tensor> unary(const NodeContext& ctx) {
 
 }  // namespace
 
-std::vector<Tensor> eval_Add(const NodeContext& ctx) { return binary(ctx); }
-std::vector<Tensor> eval_Sub(const NodeContext& ctx) { return binary(ctx); }
-std::vector<Tensor> eval_Mul(const NodeContext& ctx) { return binary(ctx); }
-std::vector<Tensor> eval_Div(const NodeContext& ctx) { return binary(ctx); }
-std::vector<Tensor> eval_Pow(const NodeContext& ctx) { return binary(ctx); }
-std::vector<Tensor> eval_Tanh(const NodeContext& ctx) { return unary(ctx); }
-std::vector<Tensor> eval_Sigmoid(const NodeContext& ctx) { return unary(ctx); }
-std::vector<Tensor> eval_Relu(const NodeContext& ctx) { return unary(ctx); }
-std::vector<Tensor> eval_LeakyRelu(const NodeContext& ctx) { return unary(ctx); }
-std::vector<Tensor> eval_Exp(const NodeContext& ctx) { return unary(ctx); }
-std::vector<Tensor> eval_Neg(const NodeContext& ctx) { return unary(ctx); }
-std::vector<Tensor> eval_Sqrt(const NodeContext& ctx) { return unary(ctx); }
-std::vector<Tensor> eval_Identity(const NodeContext& ctx) { return unary(ctx); }
+std::vector<Tensor> eval_Add(const NodeContext& ctx) {
+  return binary(ctx);
+}
+std::vector<Tensor> eval_Sub(const NodeContext& ctx) {
+  return binary(ctx);
+}
+std::vector<Tensor> eval_Mul(const NodeContext& ctx) {
+  return binary(ctx);
+}
+std::vector<Tensor> eval_Div(const NodeContext& ctx) {
+  return binary(ctx);
+}
+std::vector<Tensor> eval_Pow(const NodeContext& ctx) {
+  return binary(ctx);
+}
+std::vector<Tensor> eval_Tanh(const NodeContext& ctx) {
+  return unary(ctx);
+}
+std::vector<Tensor> eval_Sigmoid(const NodeContext& ctx) {
+  return unary(ctx);
+}
+std::vector<Tensor> eval_Relu(const NodeContext& ctx) {
+  return unary(ctx);
+}
+std::vector<Tensor> eval_LeakyRelu(const NodeContext& ctx) {
+  return unary(ctx);
+}
+std::vector<Tensor> eval_Exp(const NodeContext& ctx) {
+  return unary(ctx);
+}
+std::vector<Tensor> eval_Neg(const NodeContext& ctx) {
+  return unary(ctx);
+}
+std::vector<Tensor> eval_Sqrt(const NodeContext& ctx) {
+  return unary(ctx);
+}
+std::vector<Tensor> eval_Identity(const NodeContext& ctx) {
+  return unary(ctx);
+}
 
 }  // namespace lockstep::reference

@@ -15,14 +15,17 @@ void apply_epilogue(const ir::Node& node, Tensor& acc, const std::vector<Tensor>
       continue;
     }
     if (!ir::is_binary_elementwise(step.op))
-      ir::fail(node, ErrorCode::Internal, std::string("epilogue step ") + ir::op_name(step.op) + " is not elementwise");
+      ir::fail(node, ErrorCode::Internal,
+               std::string("epilogue step ") + ir::op_name(step.op) + " is not elementwise");
     const Tensor& operand = operands.at(s);
     if (!operand.defined() || operand.dtype() != DType::Float64)
-      ir::fail(node, ErrorCode::Internal, "epilogue step '" + step.onnx_name + "' has no floating operand");
+      ir::fail(node, ErrorCode::Internal,
+               "epilogue step '" + step.onnx_name + "' has no floating operand");
     // The epilogue never changes the output shape: the operand must broadcast to it.
     if (ir::node_broadcast(node, operand.shape(), acc.shape()) != acc.shape())
       ir::fail(node, ErrorCode::ShapeMismatch,
-               "epilogue operand " + shape_str(operand.shape()) + " does not broadcast to " + shape_str(acc.shape()));
+               "epilogue operand " + shape_str(operand.shape()) + " does not broadcast to " +
+                   shape_str(acc.shape()));
     const double* pb = operand.data<double>();
     for_each_broadcast(acc.shape(), {broadcast_strides(operand.shape(), acc.shape())},
                        [&](int64_t i, const std::vector<int64_t>& off) {

@@ -12,7 +12,9 @@ const Tensor& NodeContext::in(size_t i) const {
   return inputs[i];
 }
 
-Tensor to_reference(const Tensor& t) { return t.defined() && t.dtype() == DType::Float32 ? t.to(DType::Float64) : t; }
+Tensor to_reference(const Tensor& t) {
+  return t.defined() && t.dtype() == DType::Float32 ? t.to(DType::Float64) : t;
+}
 
 std::vector<int64_t> strides_of(const Shape& shape) {
   std::vector<int64_t> strides(shape.size(), 1);
@@ -39,13 +41,14 @@ std::vector<Tensor> dispatch(const NodeContext& ctx) {
 namespace {
 
 // Runs one node on reference-typed inputs (floating = Float64) and applies its epilogue.
-std::vector<Tensor> run_node(const ir::Graph& graph, const ir::Node& node, const std::vector<Tensor>& inputs,
+std::vector<Tensor> run_node(const ir::Graph& graph, const ir::Node& node,
+                             const std::vector<Tensor>& inputs,
                              const std::vector<Tensor>& operands) {
   NodeContext ctx{graph, node, inputs};
   std::vector<Tensor> outputs = dispatch(ctx);
   if (outputs.size() != node.outputs.size())
-    ctx.fail(ErrorCode::Internal, "produced " + std::to_string(outputs.size()) + " outputs, node has " +
-                                      std::to_string(node.outputs.size()));
+    ctx.fail(ErrorCode::Internal, "produced " + std::to_string(outputs.size()) +
+                                      " outputs, node has " + std::to_string(node.outputs.size()));
   if (!node.epilogue.empty()) {
     outputs[0] = outputs[0].clone();  // outputs may share storage with inputs (Identity, Reshape)
     apply_epilogue(node, outputs[0], operands);
@@ -55,28 +58,36 @@ std::vector<Tensor> run_node(const ir::Graph& graph, const ir::Node& node, const
 
 }  // namespace
 
-std::vector<Tensor> evaluate_node(const ir::Graph& graph, const ir::Node& node, const std::vector<Tensor>& inputs) {
+std::vector<Tensor> evaluate_node(const ir::Graph& graph, const ir::Node& node,
+                                  const std::vector<Tensor>& inputs) {
   std::vector<Tensor> args;
-  for (size_t i = 0; i < node.inputs.size(); ++i) args.push_back(i < inputs.size() ? to_reference(inputs[i]) : Tensor{});
+  for (size_t i = 0; i < node.inputs.size(); ++i)
+    args.push_back(i < inputs.size() ? to_reference(inputs[i]) : Tensor{});
   // Epilogue operands: given after the node's inputs, else read from constants.
   std::vector<Tensor> operands;
   for (size_t s = 0; s < node.epilogue.size(); ++s) {
     size_t at = node.inputs.size() + s;
     ir::ValueId v = node.epilogue[s].operand;
-    if (at < inputs.size() && inputs[at].defined()) operands.push_back(to_reference(inputs[at]));
-    else if (graph.is_constant(v)) operands.push_back(to_reference(graph.value(v).constant));
-    else operands.emplace_back();
+    if (at < inputs.size() && inputs[at].defined())
+      operands.push_back(to_reference(inputs[at]));
+    else if (graph.is_constant(v))
+      operands.push_back(to_reference(graph.value(v).constant));
+    else
+      operands.emplace_back();
   }
   return run_node(graph, node, args, operands);
 }
 
-std::vector<Tensor> evaluate(const ir::Graph& graph, const std::vector<Tensor>& inputs, const TapFn& tap) {
+std::vector<Tensor> evaluate(const ir::Graph& graph, const std::vector<Tensor>& inputs,
+                             const TapFn& tap) {
   if (inputs.size() < graph.inputs.size())
-    throw Error(ErrorCode::MissingInput, "input '" + graph.value(graph.inputs[inputs.size()]).name +
-                                             "' was not provided (" + std::to_string(graph.inputs.size()) +
-                                             " inputs expected, " + std::to_string(inputs.size()) + " given)");
+    throw Error(ErrorCode::MissingInput,
+                "input '" + graph.value(graph.inputs[inputs.size()]).name + "' was not provided (" +
+                    std::to_string(graph.inputs.size()) + " inputs expected, " +
+                    std::to_string(inputs.size()) + " given)");
   if (inputs.size() > graph.inputs.size())
-    throw Error(ErrorCode::InvalidArgument, std::to_string(inputs.size()) + " inputs given, the graph has " +
+    throw Error(ErrorCode::InvalidArgument, std::to_string(inputs.size()) +
+                                                " inputs given, the graph has " +
                                                 std::to_string(graph.inputs.size()));
   std::vector<Tensor> env(graph.values.size());
   auto fetch = [&](ir::ValueId v) -> Tensor {
@@ -84,12 +95,14 @@ std::vector<Tensor> evaluate(const ir::Graph& graph, const std::vector<Tensor>& 
     Tensor& t = env[static_cast<size_t>(v)];
     if (!t.defined() && graph.is_constant(v)) t = to_reference(graph.value(v).constant);
     if (!t.defined())
-      throw Error(ErrorCode::InvalidModel, "value '" + graph.value(v).name + "' is read before it is computed");
+      throw Error(ErrorCode::InvalidModel,
+                  "value '" + graph.value(v).name + "' is read before it is computed");
     return t;
   };
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
     if (!inputs[i].defined())
-      throw Error(ErrorCode::MissingInput, "input '" + graph.value(graph.inputs[i]).name + "' is empty");
+      throw Error(ErrorCode::MissingInput,
+                  "input '" + graph.value(graph.inputs[i]).name + "' is empty");
     env[static_cast<size_t>(graph.inputs[i])] = to_reference(inputs[i]);
   }
 
@@ -99,9 +112,11 @@ std::vector<Tensor> evaluate(const ir::Graph& graph, const std::vector<Tensor>& 
     for (ir::ValueId v : graph.nodes[n].inputs)
       if (v != ir::kNoValue) last_use[static_cast<size_t>(v)] = static_cast<int>(n);
     for (const auto& step : graph.nodes[n].epilogue)
-      if (step.operand != ir::kNoValue) last_use[static_cast<size_t>(step.operand)] = static_cast<int>(n);
+      if (step.operand != ir::kNoValue)
+        last_use[static_cast<size_t>(step.operand)] = static_cast<int>(n);
   }
-  for (ir::ValueId v : graph.outputs) last_use[static_cast<size_t>(v)] = static_cast<int>(graph.nodes.size());
+  for (ir::ValueId v : graph.outputs)
+    last_use[static_cast<size_t>(v)] = static_cast<int>(graph.nodes.size());
 
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const ir::Node& node = graph.nodes[n];
@@ -115,7 +130,8 @@ std::vector<Tensor> evaluate(const ir::Graph& graph, const std::vector<Tensor>& 
       env[static_cast<size_t>(node.outputs[o])] = std::move(outputs[o]);
     }
     for (ir::ValueId v : node.inputs)
-      if (v != ir::kNoValue && last_use[static_cast<size_t>(v)] == static_cast<int>(n)) env[static_cast<size_t>(v)] = {};
+      if (v != ir::kNoValue && last_use[static_cast<size_t>(v)] == static_cast<int>(n))
+        env[static_cast<size_t>(v)] = {};
   }
   std::vector<Tensor> results;
   for (ir::ValueId v : graph.outputs) results.push_back(fetch(v));

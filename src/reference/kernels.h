@@ -19,7 +19,9 @@ struct NodeContext {
   bool has(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
   const Tensor& in(size_t i) const;  // throws InvalidModel when absent
   std::vector<int64_t> ints(size_t i) const { return ir::tensor_ints(in(i)); }
-  [[noreturn]] void fail(ErrorCode code, const std::string& message) const { ir::fail(node, code, message); }
+  [[noreturn]] void fail(ErrorCode code, const std::string& message) const {
+    ir::fail(node, code, message);
+  }
 };
 
 using Evaluator = std::vector<Tensor> (*)(const NodeContext&);

@@ -8,7 +8,8 @@ namespace lockstep::reference {
 namespace {
 void require_double(const NodeContext& ctx, const Tensor& t) {
   if (t.dtype() != DType::Float64)
-    ctx.fail(ErrorCode::DTypeMismatch, std::string("expects floating inputs, got ") + dtype_name(t.dtype()));
+    ctx.fail(ErrorCode::DTypeMismatch,
+             std::string("expects floating inputs, got ") + dtype_name(t.dtype()));
 }
 }  // namespace
 
@@ -21,7 +22,8 @@ std::vector<Tensor> eval_MatMul(const NodeContext& ctx) {
   Shape a2 = a.rank() == 1 ? Shape{1, a.shape()[0]} : a.shape();
   Shape b2 = b.rank() == 1 ? Shape{b.shape()[0], 1} : b.shape();
   int64_t m = a2[a2.size() - 2], k = a2.back(), n = b2.back();
-  Shape batch = ir::node_broadcast(ctx.node, Shape(a2.begin(), a2.end() - 2), Shape(b2.begin(), b2.end() - 2));
+  Shape batch = ir::node_broadcast(ctx.node, Shape(a2.begin(), a2.end() - 2),
+                                   Shape(b2.begin(), b2.end() - 2));
   // Batch offsets (in matrices) of each operand, broadcast over the batch shape.
   auto sa = broadcast_strides(Shape(a2.begin(), a2.end() - 2), batch);
   auto sb = broadcast_strides(Shape(b2.begin(), b2.end() - 2), batch);
@@ -68,8 +70,9 @@ std::vector<Tensor> eval_Gemm(const NodeContext& ctx) {
     const Tensor& c = ctx.in(2);
     require_double(ctx, c);
     const double* pc = c.data<double>();
-    for_each_broadcast(out_shape, {broadcast_strides(c.shape(), out_shape)},
-                       [&](int64_t i, const std::vector<int64_t>& off) { po[i] += beta * pc[off[0]]; });
+    for_each_broadcast(
+        out_shape, {broadcast_strides(c.shape(), out_shape)},
+        [&](int64_t i, const std::vector<int64_t>& off) { po[i] += beta * pc[off[0]]; });
   }
   return {out};
 }

@@ -31,9 +31,11 @@ std::vector<Tensor> eval_Pad(const NodeContext& ctx) {
         ctx.fail(ErrorCode::ShapeMismatch, "cannot reflect-pad an empty dimension");
 
   Tensor fill(x.dtype(), {});
-  if (ctx.has(2) && ctx.in(2).numel() > 0) fill = ctx.in(2).to(x.dtype());
+  if (ctx.has(2) && ctx.in(2).numel() > 0)
+    fill = ctx.in(2).to(x.dtype());
   else if (!ctx.has(2) && ctx.node.attrs.has("value"))
-    fill = Tensor::scalar<double>(ir::attr_double(ctx.node.attrs.get_float("value", 0.0f))).to(x.dtype());
+    fill = Tensor::scalar<double>(ir::attr_double(ctx.node.attrs.get_float("value", 0.0f)))
+               .to(x.dtype());
 
   Shape out_shape = x.shape();
   for (size_t d = 0; d < out_shape.size(); ++d) out_shape[d] += p.begin[d] + p.end[d];
@@ -51,10 +53,13 @@ std::vector<Tensor> eval_Pad(const NodeContext& ctx) {
       inside = c >= 0;
       offset += c * strides[d];
     }
-    std::memcpy(dst + i * static_cast<int64_t>(size), inside ? src + offset * static_cast<int64_t>(size) : fill.raw(), size);
+    std::memcpy(dst + i * static_cast<int64_t>(size),
+                inside ? src + offset * static_cast<int64_t>(size) : fill.raw(), size);
     for (size_t d = rank; d-- > 0;)
-      if (++index[d] < out_shape[d]) break;
-      else index[d] = 0;
+      if (++index[d] < out_shape[d])
+        break;
+      else
+        index[d] = 0;
   }
   return {out};
 }

@@ -53,8 +53,9 @@ TEST(FoldConstants, BisectLimitStopsFolding) {
 TEST(FoldConstants, LargeOutputsStayRuntimeNodes) {
   // Expand of a scalar to 2^25 float32 elements (128 MiB) is over kFoldMaxBytes.
   GraphBuilder b;
-  ir::ValueId big = b.node(Op::Expand, "big", {b.filled("one", {1}, 1), b.ints("shape", {int64_t{1} << 25})},
-                           {int64_t{1} << 25});
+  ir::ValueId big =
+      b.node(Op::Expand, "big", {b.filled("one", {1}, 1), b.ints("shape", {int64_t{1} << 25})},
+             {int64_t{1} << 25});
   b.output(big);
   passes::PipelineOptions options;
   passes::PassContext ctx(options);

@@ -20,8 +20,10 @@ TEST(InferShapes, ShapeSubgraphFoldsIntoReshapeParameter) {
   ir::Attributes axis0;
   axis0.set("axis", int64_t{0});
   ir::ValueId dim = b.node(Op::Gather, "gather", {shape, zero}, {}, DType::Int64, axis0);
-  ir::ValueId dim1 = b.node(Op::Unsqueeze, "unsqueeze", {dim, b.ints("axes", {0})}, {}, DType::Int64);
-  ir::ValueId target = b.node(Op::Concat, "concat", {dim1, b.ints("minus1", {-1})}, {}, DType::Int64, axis0);
+  ir::ValueId dim1 =
+      b.node(Op::Unsqueeze, "unsqueeze", {dim, b.ints("axes", {0})}, {}, DType::Int64);
+  ir::ValueId target =
+      b.node(Op::Concat, "concat", {dim1, b.ints("minus1", {-1})}, {}, DType::Int64, axis0);
   ir::ValueId y = b.node(Op::Reshape, "reshape", {x, target}, {});
   b.output(y);
   ir::Graph& g = b.graph();
@@ -42,13 +44,17 @@ TEST(InferShapes, ConvChainShapesAndDtypes) {
   ir::Attributes conv;
   conv.set("pads", std::vector<int64_t>{2, 2});
   conv.set("dilations", std::vector<int64_t>{2});
-  ir::ValueId c = b.node(Op::Conv, "conv", {x, b.filled("w", {6, 4, 3}, 0.1f)}, {}, DType::Float32, conv);
+  ir::ValueId c =
+      b.node(Op::Conv, "conv", {x, b.filled("w", {6, 4, 3}, 0.1f)}, {}, DType::Float32, conv);
   ir::Attributes ct;
   ct.set("strides", std::vector<int64_t>{4});
   ct.set("pads", std::vector<int64_t>{2, 2});
-  ir::ValueId u = b.node(Op::ConvTranspose, "up", {c, b.filled("wt", {6, 3, 8}, 0.1f)}, {}, DType::Float32, ct);
-  ir::ValueId s = b.node(Op::Slice, "flip", {u, b.ints("st", {INT64_MAX}), b.ints("en", {INT64_MIN}),
-                                             b.ints("ax", {1}), b.ints("sp", {-1})}, {});
+  ir::ValueId u =
+      b.node(Op::ConvTranspose, "up", {c, b.filled("wt", {6, 3, 8}, 0.1f)}, {}, DType::Float32, ct);
+  ir::ValueId s = b.node(Op::Slice, "flip",
+                         {u, b.ints("st", {INT64_MAX}), b.ints("en", {INT64_MIN}),
+                          b.ints("ax", {1}), b.ints("sp", {-1})},
+                         {});
   ir::ValueId m = b.node(Op::Equal, "eq", {s, s}, {});
   b.output(m);
   ir::Graph& g = b.graph();
@@ -69,7 +75,8 @@ TEST(InferShapes, DeclaredShapeMismatchNamesTheNode) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::ShapeMismatch);
     EXPECT_EQ(e.node(), "tr");
-    EXPECT_NE(std::string(e.what()).find("declared [2,3] but computes to [3,2]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("declared [2,3] but computes to [3,2]"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -83,8 +90,9 @@ TEST(InferShapes, ConvChannelMismatchIsActionable) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::ShapeMismatch);
     EXPECT_EQ(e.node(), "enc/conv");
-    EXPECT_NE(std::string(e.what()).find("Conv input has 64 channels but weight expects 128 (group 1)"),
-              std::string::npos);
+    EXPECT_NE(
+        std::string(e.what()).find("Conv input has 64 channels but weight expects 128 (group 1)"),
+        std::string::npos);
   }
 }
 
@@ -112,7 +120,8 @@ TEST(InferShapes, PreservesTheReferenceResult) {
   passes::infer_shapes(after);
   EXPECT_EQ(after.nodes.size(), 1u);
   auto got = reference::evaluate(after, in);
-  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(got[0].element_as_double(i), want[0].element_as_double(i));
+  for (int64_t i = 0; i < 6; ++i)
+    EXPECT_EQ(got[0].element_as_double(i), want[0].element_as_double(i));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// The reference as a Backend: input checks (count, dtype, shape) and whole-graph evaluation with taps.
+// The reference as a Backend: input checks (count, dtype, shape) and whole-graph evaluation with
+// taps.
 #include <gtest/gtest.h>
 
 #include "reference/op_runner.h"
@@ -55,10 +56,12 @@ TEST(ReferenceBackend, MissingInputNamesIt) {
 TEST(ReferenceBackend, WrongDtypeAndShape) {
   Error d = run_error({i64({1, 3}, {1, 2, 3})});
   EXPECT_EQ(d.code(), ErrorCode::DTypeMismatch);
-  EXPECT_NE(std::string(d.what()).find("expects float32, given int64"), std::string::npos) << d.what();
+  EXPECT_NE(std::string(d.what()).find("expects float32, given int64"), std::string::npos)
+      << d.what();
   Error s = run_error({f32({1, 2}, {1, 2})});
   EXPECT_EQ(s.code(), ErrorCode::ShapeMismatch);
-  EXPECT_NE(std::string(s.what()).find("expects shape [1,3], given [1,2]"), std::string::npos) << s.what();
+  EXPECT_NE(std::string(s.what()).find("expects shape [1,3], given [1,2]"), std::string::npos)
+      << s.what();
 }
 
 }  // namespace

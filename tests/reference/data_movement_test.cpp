@@ -86,12 +86,15 @@ TEST(ReferenceTranspose, PermAndDefault) {
 
 TEST(ReferencePad, ReflectEdgeConstantNegative) {
   Tensor x = f32({3}, {1, 2, 3});
-  expect_values(run_op({Op::Pad, {x, i64s({2, 2})}, A().s("mode", "reflect")})[0], {7}, {3, 2, 1, 2, 3, 2, 1});
-  expect_values(run_op({Op::Pad, {x, i64s({2, 2})}, A().s("mode", "edge")})[0], {7}, {1, 1, 1, 2, 3, 3, 3});
+  expect_values(run_op({Op::Pad, {x, i64s({2, 2})}, A().s("mode", "reflect")})[0], {7},
+                {3, 2, 1, 2, 3, 2, 1});
+  expect_values(run_op({Op::Pad, {x, i64s({2, 2})}, A().s("mode", "edge")})[0], {7},
+                {1, 1, 1, 2, 3, 3, 3});
   // Constant 9, one before, crop one after.
   expect_values(run_op({Op::Pad, {x, i64s({1, -1}), f32({}, {9})}})[0], {3}, {9, 1, 2});
   // 2-D reflect, pads [1,2,0,1] (onnx.reference): [[6,5,4,5,6,5],[3,2,1,2,3,2],[6,5,4,5,6,5]]
-  auto r = run_op({Op::Pad, {f32({2, 3}, {1, 2, 3, 4, 5, 6}), i64s({1, 2, 0, 1})}, A().s("mode", "reflect")});
+  auto r = run_op(
+      {Op::Pad, {f32({2, 3}, {1, 2, 3, 4, 5, 6}), i64s({1, 2, 0, 1})}, A().s("mode", "reflect")});
   expect_values(r[0], {3, 6}, {6, 5, 4, 5, 6, 5, 3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5});
   // axes input: pad only the last axis.
   auto a = run_op({Op::Pad, {f32({2, 1}, {1, 2}), i64s({1, 0}), Tensor{}, i64s({-1})}});

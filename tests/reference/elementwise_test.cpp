@@ -21,7 +21,9 @@ TEST(ReferenceElementwise, NumpyBroadcasting) {
 
 TEST(ReferenceElementwise, ComputesInDouble) {
   // 1 + 1e-10 is not representable in float32; the reference keeps it.
-  auto y = run_op({Op::Add, {Tensor::from_vector<double>({1}, {1.0}), Tensor::from_vector<double>({1}, {1e-10})}});
+  auto y = run_op(
+      {Op::Add,
+       {Tensor::from_vector<double>({1}, {1.0}), Tensor::from_vector<double>({1}, {1e-10})}});
   EXPECT_EQ(y[0].dtype(), DType::Float64);
   EXPECT_EQ(y[0].data<double>()[0], 1.0 + 1e-10);
 }
@@ -48,22 +50,28 @@ TEST(ReferenceElementwise, IntegerArithmetic) {
 
 TEST(ReferenceMatMul, BatchedAndOneDimensional) {
   // [[[1,2]],[[3,4]]] @ [1,1] = [[3],[7]]
-  expect_values(run_op({Op::MatMul, {f32({2, 1, 2}, {1, 2, 3, 4}), f32({2}, {1, 1})}})[0], {2, 1}, {3, 7});
+  expect_values(run_op({Op::MatMul, {f32({2, 1, 2}, {1, 2, 3, 4}), f32({2}, {1, 1})}})[0], {2, 1},
+                {3, 7});
   // [1,2] @ [[1,2],[3,4]] = [7,10]
-  expect_values(run_op({Op::MatMul, {f32({2}, {1, 2}), f32({2, 2}, {1, 2, 3, 4})}})[0], {2}, {7, 10});
+  expect_values(run_op({Op::MatMul, {f32({2}, {1, 2}), f32({2, 2}, {1, 2, 3, 4})}})[0], {2},
+                {7, 10});
   // broadcast batch: [2,2] @ [2,2,2] (identity, then 2*identity)
-  auto y = run_op({Op::MatMul, {f32({2, 2}, {1, 2, 3, 4}), f32({2, 2, 2}, {1, 0, 0, 1, 2, 0, 0, 2})}});
+  auto y =
+      run_op({Op::MatMul, {f32({2, 2}, {1, 2, 3, 4}), f32({2, 2, 2}, {1, 0, 0, 1, 2, 0, 0, 2})}});
   expect_values(y[0], {2, 2, 2}, {1, 2, 3, 4, 2, 4, 6, 8});
 }
 
 TEST(ReferenceGemm, TransBAlphaBetaBroadcastC) {
   // A = [[1,2,3],[4,5,6]], B = [[1,0,1],[0,1,0]] (transB): A·Bᵀ = [[4,2],[10,5]];
   // 2·that + 0.5·[1,2] = [[8.5,5],[20.5,11]].
-  auto y = run_op({Op::Gemm, {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2, 3}, {1, 0, 1, 0, 1, 0}), f32({2}, {1, 2})},
-                   A().i("transB", 1).f("alpha", 2).f("beta", 0.5f)});
+  auto y =
+      run_op({Op::Gemm,
+              {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2, 3}, {1, 0, 1, 0, 1, 0}), f32({2}, {1, 2})},
+              A().i("transB", 1).f("alpha", 2).f("beta", 0.5f)});
   expect_values(y[0], {2, 2}, {8.5, 5, 20.5, 11});
   // transA: Aᵀ of [[1,2],[3,4]] times I = [[1,3],[2,4]]
-  auto t = run_op({Op::Gemm, {f32({2, 2}, {1, 2, 3, 4}), f32({2, 2}, {1, 0, 0, 1})}, A().i("transA", 1)});
+  auto t = run_op(
+      {Op::Gemm, {f32({2, 2}, {1, 2, 3, 4}), f32({2, 2}, {1, 0, 0, 1})}, A().i("transA", 1)});
   expect_values(t[0], {2, 2}, {1, 3, 2, 4});
 }
 
@@ -73,7 +81,9 @@ TEST(ReferenceSoftmax, LastAxisAndAxis0) {
   expect_values(y[0], {1, 3}, {0.09003057317038046, 0.24472847105479767, 0.6652409557748219});
   // axis 0 of [[1,2,3],[1,1,1]]: column softmax; 1/(1+e^-1) = 0.7310585786300049
   auto z = run_op({Op::Softmax, {f32({2, 3}, {1, 2, 3, 1, 1, 1})}, A().i("axis", 0)});
-  expect_values(z[0], {2, 3}, {0.5, 0.7310585786300049, 0.8807970779778823, 0.5, 0.2689414213699951, 0.11920292202211755});
+  expect_values(
+      z[0], {2, 3},
+      {0.5, 0.7310585786300049, 0.8807970779778823, 0.5, 0.2689414213699951, 0.11920292202211755});
 }
 
 TEST(ReferenceCast, FloatIntBool) {
@@ -91,14 +101,21 @@ TEST(ReferenceCast, FloatIntBool) {
 }
 
 TEST(ReferenceShapeOps, ShapeConstantOfShapeRangeEqualWhere) {
-  expect_values(run_op({Op::Shape, {f32({2, 3, 4}, std::vector<float>(24))}, A().i("start", 1).i("end", -1)})[0], {1}, {3});
-  expect_values(run_op({Op::Shape, {f32({2, 3, 4}, std::vector<float>(24))}, A().i("start", -2)})[0], {2}, {3, 4});
+  expect_values(
+      run_op(
+          {Op::Shape, {f32({2, 3, 4}, std::vector<float>(24))}, A().i("start", 1).i("end", -1)})[0],
+      {1}, {3});
+  expect_values(
+      run_op({Op::Shape, {f32({2, 3, 4}, std::vector<float>(24))}, A().i("start", -2)})[0], {2},
+      {3, 4});
   auto c = run_op({Op::ConstantOfShape, {i64s({2, 2})}, A().t("value", i64({1}, {7}))});
   EXPECT_EQ(c[0].dtype(), DType::Int64);
   expect_values(c[0], {2, 2}, {7, 7, 7, 7});
   expect_values(run_op({Op::ConstantOfShape, {i64s({2})}})[0], {2}, {0, 0});
-  expect_values(run_op({Op::Range, {i64({}, {10}), i64({}, {1}), i64({}, {-3})}})[0], {3}, {10, 7, 4});
-  expect_values(run_op({Op::Range, {f32({}, {0}), f32({}, {1}), f32({}, {0.25f})}})[0], {4}, {0, 0.25, 0.5, 0.75});
+  expect_values(run_op({Op::Range, {i64({}, {10}), i64({}, {1}), i64({}, {-3})}})[0], {3},
+                {10, 7, 4});
+  expect_values(run_op({Op::Range, {f32({}, {0}), f32({}, {1}), f32({}, {0.25f})}})[0], {4},
+                {0, 0.25, 0.5, 0.75});
   auto eq = run_op({Op::Equal, {i64s({1, 2, 3}), i64({1}, {2})}});
   EXPECT_EQ(eq[0].dtype(), DType::Bool);
   expect_values(eq[0], {3}, {0, 1, 0});

@@ -55,7 +55,8 @@ inline std::vector<Tensor> run_op(const OpCall& call) {
   auto types = ir::infer_node(g, g.nodes[0]);
   EXPECT_EQ(types.size(), out.size());
   for (size_t i = 0; i < out.size() && i < types.size(); ++i)
-    EXPECT_EQ(shape_str(types[i].shape), shape_str(out[i].shape())) << "infer_node disagrees on output " << i;
+    EXPECT_EQ(shape_str(types[i].shape), shape_str(out[i].shape()))
+        << "infer_node disagrees on output " << i;
   return out;
 }
 
@@ -65,15 +66,21 @@ inline std::vector<double> values(const Tensor& t) {
   return v;
 }
 
-inline void expect_values(const Tensor& t, const Shape& shape, const std::vector<double>& expected) {
+inline void expect_values(const Tensor& t, const Shape& shape,
+                          const std::vector<double>& expected) {
   EXPECT_EQ(shape_str(t.shape()), shape_str(shape));
   auto got = values(t);
   ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], kHandTol) << "element " << i;
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], expected[i], kHandTol) << "element " << i;
 }
 
-inline Tensor f32(Shape shape, std::vector<float> v) { return Tensor::from_vector<float>(std::move(shape), v); }
-inline Tensor i64(Shape shape, std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(std::move(shape), v); }
+inline Tensor f32(Shape shape, std::vector<float> v) {
+  return Tensor::from_vector<float>(std::move(shape), v);
+}
+inline Tensor i64(Shape shape, std::vector<int64_t> v) {
+  return Tensor::from_vector<int64_t>(std::move(shape), v);
+}
 inline Tensor i64s(std::vector<int64_t> v) {
   Shape s{static_cast<int64_t>(v.size())};
   return Tensor::from_vector<int64_t>(s, v);
@@ -82,11 +89,26 @@ inline Tensor i64s(std::vector<int64_t> v) {
 // Attribute builder: A().i("group", 2).is("pads", {1, 1}).s("auto_pad", "VALID").
 struct A {
   ir::Attributes a;
-  A& i(const char* k, int64_t v) { a.set(k, v); return *this; }
-  A& f(const char* k, float v) { a.set(k, v); return *this; }
-  A& s(const char* k, std::string v) { a.set(k, std::move(v)); return *this; }
-  A& is(const char* k, std::vector<int64_t> v) { a.set(k, std::move(v)); return *this; }
-  A& t(const char* k, Tensor v) { a.set(k, std::move(v)); return *this; }
+  A& i(const char* k, int64_t v) {
+    a.set(k, v);
+    return *this;
+  }
+  A& f(const char* k, float v) {
+    a.set(k, v);
+    return *this;
+  }
+  A& s(const char* k, std::string v) {
+    a.set(k, std::move(v));
+    return *this;
+  }
+  A& is(const char* k, std::vector<int64_t> v) {
+    a.set(k, std::move(v));
+    return *this;
+  }
+  A& t(const char* k, Tensor v) {
+    a.set(k, std::move(v));
+    return *this;
+  }
   operator ir::Attributes() const { return a; }
 };
 

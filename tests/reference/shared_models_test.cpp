@@ -45,8 +45,8 @@ TEST_P(ReferenceSharedModels, MatchesFloat64Oracle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ReferenceSharedModels,
-                         ::testing::Values("vits_seed_174", "vits_seed_flow_T1024", "vits_seed_dec_T256",
-                                           "vits_low_dec_T128"));
+                         ::testing::Values("vits_seed_174", "vits_seed_flow_T1024",
+                                           "vits_seed_dec_T256", "vits_low_dec_T128"));
 
 }  // namespace
 }  // namespace lockstep::testing
