@@ -217,6 +217,46 @@ class WhereKernel final : public Kernel {
   int64_t size_ = 4;
 };
 
+// Pow whose operands differ in dtype (ONNX allows e.g. float ** int64): computed in double,
+// stored as the base's dtype. Rare in models, so a plain loop.
+class MixedPowKernel final : public Kernel {
+ public:
+  MixedPowKernel(CompileContext& ctx, const ir::Node& node) {
+    const ir::Value& y = ctx.value(node.outputs.at(0));
+    view_ = row_view(y.shape);
+    a_ = operand(ctx, node.inputs.at(0), y.shape);
+    b_ = operand(ctx, node.inputs.at(1), y.shape);
+    out_dtype_ = storage_dtype(y.dtype);
+    out_ = static_cast<std::byte*>(ctx.ptr(node.outputs[0]));
+  }
+  void run() override {
+    const Shape& s = view_.out_shape;
+    const int64_t as = static_cast<int64_t>(storage_size(a_.dtype)), bs = static_cast<int64_t>(storage_size(b_.dtype));
+    for (int64_t row = 0; row < view_.rows; ++row) {
+      for (int64_t j = 0; j < view_.inner; ++j) {
+        const std::byte* pa = a_.data + (a_.at.row_offset(row, s) + j * a_.at.inner_stride) * as;
+        const std::byte* pb = b_.data + (b_.at.row_offset(row, s) + j * b_.at.inner_stride) * bs;
+        double x = is_floating(a_.dtype) ? load_as<double>(pa, a_.dtype) : static_cast<double>(load_as<int64_t>(pa, a_.dtype));
+        double e = is_floating(b_.dtype) ? load_as<double>(pb, b_.dtype) : static_cast<double>(load_as<int64_t>(pb, b_.dtype));
+        double r = std::pow(x, e);
+        int64_t i = row * view_.inner + j;
+        switch (out_dtype_) {
+          case DType::Float32: case DType::Float64: reinterpret_cast<float*>(out_)[i] = static_cast<float>(r); break;
+          case DType::Int64: reinterpret_cast<int64_t*>(out_)[i] = static_cast<int64_t>(r); break;
+          case DType::Int32: reinterpret_cast<int32_t*>(out_)[i] = static_cast<int32_t>(r); break;
+          case DType::Bool: reinterpret_cast<bool*>(out_)[i] = r != 0.0; break;
+        }
+      }
+    }
+  }
+
+ private:
+  RowView view_;
+  Operand a_, b_;
+  DType out_dtype_ = DType::Float32;
+  std::byte* out_ = nullptr;
+};
+
 // Float -> integer conversion without undefined behaviour: NaN -> 0, out of range saturates.
 template <class T>
 T float_to_int(float v) {
@@ -284,7 +324,12 @@ KernelPtr make_elementwise_kernel(CompileContext& ctx, const ir::Node& node) {
     case Op::Where: k = std::make_unique<WhereKernel>(ctx, node); break;
     case Op::Cast: k = std::make_unique<CastKernel>(ctx, node); break;
     case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow:
-      for (ir::ValueId id : node.inputs)  // e.g. Pow(float, int64): mixed operands are not handled
+      if (node.op == Op::Pow && (storage_dtype(ctx.value(node.inputs.at(0)).dtype) != out ||
+                                 storage_dtype(ctx.value(node.inputs.at(1)).dtype) != out)) {
+        k = std::make_unique<MixedPowKernel>(ctx, node);
+        break;
+      }
+      for (ir::ValueId id : node.inputs)
         if (id != ir::kNoValue && storage_dtype(ctx.value(id).dtype) != out) throw unsupported();
       if (out == DType::Float32) return std::make_unique<FloatBinaryKernel>(ctx, node);
       if (out == DType::Int64) k = std::make_unique<IntBinaryKernel<int64_t>>(ctx, node);
