@@ -81,26 +81,33 @@ __device__ inline long long apply(int code, long long a, long long b, float) {
   }
 }
 
-template <class T, class I>
+// R > 0: the collapsed rank known at compile time (no loop over kMaxRank; rank 1 divides nothing).
+template <class T, class I, int R>
 __global__ void ew_program_kernel(EwProgram p) {
+  constexpr int kRank = R > 0 ? R : kMaxRank;
+  const int rank = R > 0 ? R : p.rank;
   const I n = static_cast<I>(p.n);
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<I>(gridDim.x) * blockDim.x) {
-    I coord[kMaxRank];
+    I coord[kRank];
     I rem = i;
 #pragma unroll
-    for (int d = kMaxRank - 1; d >= 0; --d) {
-      if (d < p.rank) {
-        const I dim = static_cast<I>(p.dims[d]);
-        coord[d] = rem % dim;
-        rem /= dim;
+    for (int d = kRank - 1; d >= 0; --d) {
+      if (d < rank) {
+        if (d == 0) {
+          coord[d] = rem;
+        } else {
+          const I dim = static_cast<I>(p.dims[d]);
+          coord[d] = rem % dim;
+          rem /= dim;
+        }
       }
     }
     auto offset = [&](const EwOperand& o) {
       I off = 0;
 #pragma unroll
-      for (int d = 0; d < kMaxRank; ++d)
-        if (d < p.rank) off += coord[d] * static_cast<I>(o.strides[d]);
+      for (int d = 0; d < kRank; ++d)
+        if (d < rank) off += coord[d] * static_cast<I>(o.strides[d]);
       return off;
     };
     T acc = static_cast<const T*>(p.src.ptr)[offset(p.src)];
@@ -111,6 +118,16 @@ __global__ void ew_program_kernel(EwProgram p) {
       acc = st.lhs ? apply(st.code, b, acc, st.alpha) : apply(st.code, acc, b, st.alpha);
     }
     static_cast<T*>(p.out)[i] = acc;
+  }
+}
+
+template <class T, class I>
+void launch_ew(const EwProgram& p, cudaStream_t stream) {
+  switch (p.rank) {
+    case 1: ew_program_kernel<T, I, 1><<<grid_for(p.n), kBlock, 0, stream>>>(p); break;
+    case 2: ew_program_kernel<T, I, 2><<<grid_for(p.n), kBlock, 0, stream>>>(p); break;
+    case 3: ew_program_kernel<T, I, 3><<<grid_for(p.n), kBlock, 0, stream>>>(p); break;
+    default: ew_program_kernel<T, I, 0><<<grid_for(p.n), kBlock, 0, stream>>>(p); break;
   }
 }
 
@@ -159,10 +176,8 @@ void launch_program(const Context& ctx, const Shape& out_shape, ir::ValueId src,
       for (int d = 0; d < p.rank; ++d) p.ops[s].strides[d] = op_strides[static_cast<size_t>(s)][static_cast<size_t>(d)];
     }
   }
-  if (n < (int64_t{1} << 31))
-    ew_program_kernel<T, uint32_t><<<grid_for(n), kBlock, 0, stream>>>(p);
-  else
-    ew_program_kernel<T, uint64_t><<<grid_for(n), kBlock, 0, stream>>>(p);
+  if (n < (int64_t{1} << 31)) launch_ew<T, uint32_t>(p, stream);
+  else launch_ew<T, uint64_t>(p, stream);
 }
 
 // Appends launches running `steps` on src -> out, split into chunks of kMaxSteps (later chunks in place).

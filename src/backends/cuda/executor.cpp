@@ -1,6 +1,9 @@
 #include "backends/cuda/executor.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 
 #include "backends/cuda/families.h"
 #include "backends/cuda/testing.h"
@@ -58,6 +61,8 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     check_cublas(cublasSetAtomicsMode(ctx_->cublas, CUBLAS_ATOMICS_NOT_ALLOWED), "forbid atomics");
     check_cudnn(cudnnCreate(&ctx_->cudnn), "create handle");
     check_cudnn(cudnnSetStream(ctx_->cudnn, stream_), "set stream");
+    const char* prof = std::getenv("LOCKSTEP_CUDA_PROFILE");
+    profile_ = prof && *prof && *prof != '0';
     record_programs();
     lay_out();
     upload_constants();
@@ -68,9 +73,14 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
   }
 }
 
-CudaExecutable::~CudaExecutable() { free_all(); }
+CudaExecutable::~CudaExecutable() {
+  print_profile();
+  free_all();
+}
 
 void CudaExecutable::free_all() noexcept {
+  for (cudaEvent_t e : events_) cudaEventDestroy(e);
+  events_.clear();
   if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
   if (cuda_graph_) cudaGraphDestroy(cuda_graph_);
   graph_exec_ = nullptr;
@@ -359,10 +369,70 @@ void CudaExecutable::run_eager(const RunOptions& options) {
   check_cuda(cudaStreamSynchronize(stream_), "run");
 }
 
+void CudaExecutable::run_profiled() {
+  size_t total = 0;
+  for (const auto& program : programs_) total += program.launches.size();
+  if (events_.empty()) {
+    events_.assign(total + 1, nullptr);
+    for (auto& e : events_) check_cuda(cudaEventCreate(&e), "profile event");
+    launch_ms_.assign(total, 0.0);
+  }
+  enqueue_inputs();
+  check_cuda(cudaEventRecord(events_[0], stream_), "profile event");
+  size_t k = 0;
+  for (auto& program : programs_)
+    for (auto& launch : program.launches) {
+      launch.fn(stream_);
+      check_cuda(cudaEventRecord(events_[++k], stream_), "profile event");
+    }
+  enqueue_outputs();
+  check_cuda(cudaStreamSynchronize(stream_), "profiled run");
+  for (size_t i = 0; i < total; ++i) {
+    float ms = 0.0f;
+    check_cuda(cudaEventElapsedTime(&ms, events_[i], events_[i + 1]), "profile event");
+    launch_ms_[i] += ms;
+  }
+  ++profiled_runs_;
+}
+
+void CudaExecutable::print_profile() const noexcept {
+  if (!profiled_runs_) return;
+  struct Row { double ms = 0; int count = 0; };
+  std::map<std::string, Row> by_kernel;
+  std::vector<std::pair<double, std::string>> by_node;
+  double sum = 0;
+  size_t k = 0;
+  for (const auto& program : programs_) {
+    double node_ms = 0;
+    const ir::Node& node = graph_.nodes[static_cast<size_t>(program.node)];
+    for (const auto& launch : program.launches) {
+      const double ms = launch_ms_[k++] / profiled_runs_;
+      std::string family = launch.kernel.substr(0, launch.kernel.find("+epilogue"));
+      by_kernel[family].ms += ms;
+      by_kernel[family].count += 1;
+      node_ms += ms;
+      sum += ms;
+    }
+    if (!program.launches.empty())
+      by_node.push_back({node_ms, std::string(ir::op_name(node.op)) + " " + node.name + " " + shape_str(graph_.value(node.outputs[0]).shape)});
+  }
+  std::vector<std::pair<std::string, Row>> rows(by_kernel.begin(), by_kernel.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
+  std::fprintf(stderr, "lockstep cuda profile: %.3f ms per run summed over %zu launches (eager, events; %d runs)\n", sum, k, profiled_runs_);
+  std::fprintf(stderr, "  %-44s %6s %9s %6s\n", "kernel family", "count", "ms", "share");
+  for (const auto& [name, row] : rows)
+    std::fprintf(stderr, "  %-44s %6d %9.3f %5.1f%%\n", name.c_str(), row.count, row.ms, 100.0 * row.ms / std::max(sum, 1e-9));
+  std::sort(by_node.rbegin(), by_node.rend());
+  std::fprintf(stderr, "  top nodes:\n");
+  for (size_t i = 0; i < by_node.size() && i < 12; ++i)
+    std::fprintf(stderr, "  %9.3f ms  %s\n", by_node[i].first, by_node[i].second.c_str());
+}
+
 std::vector<Tensor> CudaExecutable::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
   check_cuda(cudaSetDevice(device_), "select device");
   stage_inputs(inputs);  // the previous run synchronized, so the staging buffer is free
   if (options.tap || options_.safe) run_eager(options);
+  else if (profile_) run_profiled();
   else run_graph();
   std::vector<Tensor> outputs;
   for (size_t i = 0; i < graph_.outputs.size(); ++i) {

@@ -42,6 +42,8 @@ class CudaExecutable final : public Executable {
   void run_graph();
   void run_eager(const RunOptions& options);
   void check_canaries(const std::string& kernel, int node_index);
+  void run_profiled();
+  void print_profile() const noexcept;
   void free_all() noexcept;
 
   ir::Graph graph_;
@@ -69,6 +71,13 @@ class CudaExecutable final : public Executable {
   uint32_t* broken_host_ = nullptr;
   std::vector<size_t> in_offsets_, out_offsets_;
   size_t in_bytes_ = 0, out_bytes_ = 0;
+
+  // LOCKSTEP_CUDA_PROFILE=1: every run also times each launch with events (eager, same kernels);
+  // the per-kernel and per-node table goes to stderr when the Executable is destroyed.
+  bool profile_ = false;
+  int profiled_runs_ = 0;
+  std::vector<cudaEvent_t> events_;
+  std::vector<double> launch_ms_;  // summed over profiled runs, per launch in program order
 
   cudaGraph_t cuda_graph_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;

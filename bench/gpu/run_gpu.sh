@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: GPU tests (incl. the ONNX node suite on cuda), `lockstep check`
+# (8 fresh processes) and `compare`, then the benchmark against PyTorch. Run from the repo root
+# with the packaged folder (bench/gpu/package.sh) carried as build-gpurun/. Logs go to $OUT.
+# STEPS (default "tests check bench") picks parts.
+set -uo pipefail
+PKG=${PKG:-build-gpurun}
+OUT=${OUT:-/tmp/gpu_out}
+STEPS=${STEPS:-tests check bench}
+mkdir -p "$OUT" /tmp/gpurun
+tar -C /tmp/gpurun -xJf "$PKG/libs.tar.xz"
+tar -C /tmp/gpurun -xJf "$PKG/data.tar.xz"
+export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:/usr/local/cuda/lib64:/tmp/gpurun/libs
+export LOCKSTEP_MODELS_DIR=/tmp/gpurun/models LOCKSTEP_ONNX_NODE_DIR=/tmp/gpurun/node
+export LOCKSTEP_SKIP_LIST=$PWD/tests/conformance/skip_list.txt PYTHONUNBUFFERED=1
+date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+M=/tmp/gpurun/models
+for step in $STEPS; do case $step in
+tests)
+  timeout 300 "$PKG/lockstep_gpu_tests" 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[(  PASSED|  FAILED|  SKIPPED) |^\[cuda\]|ONNX node|FAILED|tests ran" ;;
+check)
+  { echo "## lockstep check --fresh 8 (embedded default)"; timeout 240 "$PKG/lockstep" check --fresh 8
+    echo "## lockstep check vits_seed_dec_T256 --fresh 8"
+    timeout 240 "$PKG/lockstep" check $M/vits_seed_dec_T256.onnx --inputs $M/vits_seed_dec_T256.z_p.npy $M/vits_seed_dec_T256.y_mask.npy --fresh 8
+    echo "## lockstep compare vits_seed_174 (default sides), then --ref cpu --test cuda"
+    timeout 120 "$PKG/lockstep" compare $M/vits_seed_174.onnx --inputs $M/vits_seed_174.z_p.npy $M/vits_seed_174.y_mask.npy
+    timeout 120 "$PKG/lockstep" compare $M/vits_seed_174.onnx --ref cpu --test cuda --inputs $M/vits_seed_174.z_p.npy $M/vits_seed_174.y_mask.npy
+  } 2>&1 | tee "$OUT/check.log" ;;
+bench)
+  timeout 400 python3 bench/gpu/bench_gpu.py --bin "$PKG" --tools /tmp/gpurun/tools --work /tmp/gpurun/bench \
+    --profile-log "$OUT/profile.log" 2>&1 | tee "$OUT/bench.log" ;;
+esac; done
