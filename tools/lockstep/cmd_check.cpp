@@ -315,6 +315,10 @@ int cmd_check(const CheckArgs& args) {
       if (jb.contains("fresh_equals_in_process") && !jb["fresh_equals_in_process"].get<bool>())
         std::cout << "note: " << jb["backend"].get<std::string>()
                   << ": fresh-process and in-process outputs differ in bits (both agree with the reference)\n";
+    for (const auto& jb : report["backends"])
+      std::cout << jb["backend"].get<std::string>() << ": SHA-256 identical across fresh processes: "
+                << (jb["identical_across_fresh"].get<bool>() ? "yes" : "NO")
+                << "; across A/B/A: " << (jb["identical_across_aba"].get<bool>() ? "yes" : "NO") << '\n';
     if (pass) {
       std::cout << "PASS: every anchor at cosine >= " << fmt_fixed(diff::kAgreeCosine, 7)
                 << ", outputs within rel_l2 <= " << fmt_sci(diff::kAgreeRelL2) << ", SHA-256 identical across "
