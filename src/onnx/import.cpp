@@ -9,6 +9,8 @@
 #include <unordered_set>
 
 #include "core/atomic_file.h"
+#include "core/limits.h"
+#include "onnx/external_data.h"
 #include "onnx/import_context.h"
 #include "onnx/proto_tensor.h"
 
@@ -105,9 +107,10 @@ std::vector<int> topological_order(const ::onnx::GraphProto& g, const std::vecto
               names[static_cast<size_t>(at)], g.node(at).op_type());
 }
 
-ir::Graph import_graph(const ::onnx::ModelProto& model) {
+ir::Graph import_graph(const ::onnx::ModelProto& model, const std::string& base_dir, int64_t model_bytes) {
   const int64_t opset = default_opset(model);
   const ::onnx::GraphProto& g = model.graph();
+  limits::check_node_count(g.node_size(), "the graph");
   ir::Graph graph;
   graph.name = g.name();
   graph.opset = opset;
@@ -143,7 +146,9 @@ ir::Graph import_graph(const ::onnx::ModelProto& model) {
   for (const auto& init : g.initializer()) {
     if (init.name().empty()) throw Error(ErrorCode::InvalidModel, "an initializer has no name");
     if (ctx.by_name.count(init.name())) throw produced_twice(init.name(), "an initializer");
-    Tensor t = tensor_from_proto(init, "initializer '" + init.name() + "'");
+    const std::string what = "initializer '" + init.name() + "'";
+    Tensor t = has_external_data(init) ? tensor_from_proto(load_external_data(init, base_dir, what, model_bytes), what)
+                                       : tensor_from_proto(init, what);
     ir::Value v;
     v.name = init.name();
     v.dtype = t.dtype();
@@ -242,19 +247,24 @@ ir::ValueId ImportContext::add_constant(const std::string& base_name, Tensor ten
 }
 
 ir::Graph import_model_bytes(std::string_view bytes, const std::string& base_dir) {
-  (void)base_dir;  // external data is rejected for now
+  limits::check_model_bytes(static_cast<int64_t>(bytes.size()), "the model");
   if (bytes.size() > static_cast<size_t>(INT_MAX))
     throw Error(ErrorCode::LimitExceeded, "model is larger than 2 GiB; protobuf cannot parse it");
   ::onnx::ModelProto model;
   if (bytes.empty() || !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     throw Error(ErrorCode::InvalidModel, "not a valid ONNX model: the protobuf cannot be parsed (truncated or garbage bytes)");
   if (!model.has_graph()) throw Error(ErrorCode::InvalidModel, "the model has no graph");
-  return import_graph(model);
+  return import_graph(model, base_dir, static_cast<int64_t>(bytes.size()));
 }
 
 ir::Graph import_model(const std::string& path) {
+  // Check the size before reading, so a huge file is refused without being loaded.
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec) limits::check_model_bytes(static_cast<int64_t>(size), "model file '" + path + "'");
   std::string bytes = read_file(path);
   std::string base = std::filesystem::path(path).parent_path().string();
+  if (base.empty()) base = ".";
   try {
     return import_model_bytes(bytes, base);
   } catch (const Error& e) {

@@ -12,7 +12,9 @@ namespace lockstep::onnx {
 // Reads and imports a model file. Dims that are symbolic (dim_param) stay -1 until
 // passes::bind_inputs/infer_shapes resolves them for the given input shapes.
 ir::Graph import_model(const std::string& path);
-// `base_dir` is where external data would be looked up.
+// `base_dir` is the model's folder, where external data is looked up (confined to it; see
+// onnx/external_data.h); empty refuses external data (a model from memory has no folder).
+// Both check limits::max_model_bytes (file plus external data) and limits::max_nodes.
 ir::Graph import_model_bytes(std::string_view bytes, const std::string& base_dir);
 
 // Reads a serialized TensorProto file (the ONNX conformance suite's input_0.pb, ...).

@@ -67,7 +67,7 @@ std::string onnx_dtype_name(int32_t code) { return std::string(code_name(code)) 
 
 Tensor tensor_from_proto(const ::onnx::TensorProto& proto, const std::string& what) {
   if (proto.data_location() == ::onnx::TensorProto::EXTERNAL || proto.external_data_size() > 0)
-    throw Error(ErrorCode::InvalidModel, what + " uses external data: external data is not supported yet");
+    throw Error(ErrorCode::InvalidModel, what + " uses external data, which lockstep reads only for initializers of a model loaded from a file");
   if (proto.has_segment()) throw Error(ErrorCode::InvalidModel, what + " is segmented, which is not supported");
   std::optional<DType> dtype = dtype_from_onnx(proto.data_type());
   if (!dtype)
