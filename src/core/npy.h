@@ -19,6 +19,8 @@ std::string encode_npy(const Tensor& tensor);
 
 // .npz: a zip of <name>.npy entries (stored or deflated); keys are the names without ".npy".
 std::map<std::string, Tensor> read_npz(const std::string& path);
+// The bytes of one .npz file (read_npz after reading; the fuzzers call it directly).
+std::map<std::string, Tensor> parse_npz(std::string_view bytes, const std::string& what);
 void write_npz(const std::string& path, const std::map<std::string, Tensor>& tensors);
 
 }  // namespace lockstep

@@ -17,6 +17,7 @@ constexpr uint32_t kEndSig = 0x06054b50;
 constexpr uint32_t kZip64EndSig = 0x06064b50;
 constexpr uint32_t kZip64LocatorSig = 0x07064b50;
 constexpr uint64_t kMaxEntryBytes = uint64_t{1} << 40;  // same cap as Tensor
+constexpr uint64_t kMaxDeflateRatio = 1032;             // zlib's documented worst-case expansion
 
 [[noreturn]] void bad(const std::string& path, const std::string& why) {
   throw Error(ErrorCode::InvalidModel, "malformed .npz '" + path + "': " + why);
@@ -152,8 +153,9 @@ void put(std::string& out, uint64_t v, int width) {
 
 }  // namespace
 
-std::map<std::string, Tensor> read_npz(const std::string& path) {
-  std::string bytes = read_file(path);
+std::map<std::string, Tensor> read_npz(const std::string& path) { return parse_npz(read_file(path), path); }
+
+std::map<std::string, Tensor> parse_npz(std::string_view bytes, const std::string& path) {
   Reader r(bytes, path);
   std::map<std::string, Tensor> out;
   for (const Entry& e : central_directory(r, path)) {
@@ -161,6 +163,10 @@ std::map<std::string, Tensor> read_npz(const std::string& path) {
     uint64_t data = e.local_offset + 30 + r.le(e.local_offset + 26, 2) + r.le(e.local_offset + 28, 2);
     std::string_view stored = r.slice(data, e.compressed);
     if (e.uncompressed > kMaxEntryBytes) bad(path, "entry '" + e.name + "' is larger than 1 TiB");
+    // Deflate expands at most ~1032:1; a larger declared size is a lie that would make us allocate.
+    if (e.method == 8 && e.uncompressed > e.compressed * kMaxDeflateRatio + 1024)
+      bad(path, "entry '" + e.name + "' declares " + std::to_string(e.uncompressed) + " bytes from " +
+                    std::to_string(e.compressed) + " compressed, more than deflate can produce");
     std::string inflated;
     if (e.method == 0) {
       if (e.compressed != e.uncompressed) bad(path, "stored entry '" + e.name + "' has mismatched sizes");
