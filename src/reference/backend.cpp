@@ -1,6 +1,8 @@
 // The reference interpreter as a Backend ("reference"): always available, runs every op.
 #include "reference/evaluate.h"
 
+#include <mutex>
+
 namespace lockstep::reference {
 
 namespace {
@@ -41,6 +43,7 @@ class ReferenceExecutable : public Executable {
   explicit ReferenceExecutable(ir::Graph graph) : graph_(std::move(graph)) {}
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options) override {
     check_inputs(graph_, inputs);
+    std::lock_guard<std::mutex> lock(run_mutex_);  // one run at a time, as every backend (docs/security.md)
     return evaluate(graph_, inputs, options.tap);
   }
   const ir::Graph& graph() const override { return graph_; }
@@ -48,6 +51,7 @@ class ReferenceExecutable : public Executable {
 
  private:
   ir::Graph graph_;
+  std::mutex run_mutex_;
 };
 
 class ReferenceBackend : public Backend {

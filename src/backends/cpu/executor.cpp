@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "backends/cpu/kernel.h"
@@ -94,6 +95,7 @@ class CpuExecutable final : public Executable {
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options) override {
     check_inputs(inputs);
+    std::lock_guard<std::mutex> lock(run_mutex_);  // runs share the arena: serialize (docs/security.md)
     ThreadScope scope(threads_);
     for (size_t i = 0; i < inputs.size(); ++i) {
       ir::ValueId id = graph_.inputs[i];
@@ -153,6 +155,7 @@ class CpuExecutable final : public Executable {
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::unique_ptr<AlignedBuffer> arena_;
+  std::mutex run_mutex_;
   int64_t arena_bytes_ = 0;
   std::vector<Tensor> constants_;
   std::vector<void*> pointers_;

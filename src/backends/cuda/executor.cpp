@@ -4,12 +4,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 
 #include "backends/cuda/families.h"
 #include "backends/cuda/testing.h"
 
 namespace lockstep::cuda {
 namespace {
+
+// Runs share the device arena, staging buffers and captured graph: they serialize. One mutex
+// for all CUDA executables keeps executor.h untouched (docs/security.md, "Concurrency").
+std::mutex g_run_mutex;
 
 constexpr size_t kAlign = 256;
 constexpr size_t kGuardBytes = 256;
@@ -429,6 +434,7 @@ void CudaExecutable::print_profile() const noexcept {
 }
 
 std::vector<Tensor> CudaExecutable::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
+  std::lock_guard<std::mutex> lock(g_run_mutex);
   check_cuda(cudaSetDevice(device_), "select device");
   stage_inputs(inputs);  // the previous run synchronized, so the staging buffer is free
   if (options.tap || options_.safe) run_eager(options);
