@@ -25,6 +25,7 @@ struct Options {
   int opt_bisect_limit = -1;                  // stop after N pass applications; -1 = all
   bool print_after_all = false;               // dump the IR to stderr after each pass application
   bool fuse = true;                           // elementwise epilogue fusion
+  std::vector<std::string> observe;           // ONNX node names whose values stay kernel boundaries
   bool safe = false;                          // GPU safe mode: sync, NaN fill, canaries
   int64_t max_memory_bytes = 0;               // cap on the planned arena; 0 = none
 };

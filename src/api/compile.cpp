@@ -11,6 +11,7 @@ ir::Graph prepare(const Model& model, const Options& options) {
   pipeline.opt_bisect_limit = options.opt_bisect_limit;
   pipeline.print_after_all = options.print_after_all;
   pipeline.fuse = options.fuse;
+  pipeline.observe = options.observe;
   pipeline.max_memory_bytes = options.max_memory_bytes;
   passes::run_pipeline(graph, pipeline);
   return graph;

@@ -1,5 +1,7 @@
 #include "passes/fuse_epilogues.h"
 
+#include <algorithm>
+
 #include "ir/verify.h"
 #include "passes/rewrite.h"
 
@@ -52,6 +54,11 @@ class Fuser {
     consumers_ = graph_.consumers();
   }
 
+  bool observed(const std::string& onnx_name) const {
+    const auto& names = ctx_.options().observe;
+    return std::find(names.begin(), names.end(), onnx_name) != names.end();
+  }
+
   // An operand is ready when the producer runs: a constant, a graph input, or made earlier.
   bool ready_before(ir::ValueId operand, int producer) const {
     int made_by = producer_[operand];
@@ -62,6 +69,7 @@ class Fuser {
     ir::Node& producer = graph_.nodes[p];
     ir::ValueId acc = producer.outputs[0];
     if (acc == ir::kNoValue || is_graph_output(graph_, acc) || consumers_[acc].size() != 1) return false;
+    if (observed(producer.result_onnx_name())) return false;  // its value must stay a kernel boundary
     int c = consumers_[acc][0];
     const ir::Node& reader = graph_.nodes[c];
     if (!is_fusable_step(reader.op) || reader.outputs.size() != 1 || !reader.epilogue.empty()) return false;

@@ -11,7 +11,8 @@ namespace lockstep::passes {
 // ConvTranspose, MatMul, Gemm or fusable elementwise node, the intermediate value has that one
 // reader and is no graph output, a binary node's other operand is a constant, a graph input or a
 // value produced before the producer, it broadcasts to the producer's output shape and all is
-// floating. The producer's outputs[0] becomes the consumer's output. One application per step.
+// floating, and the intermediate is not the value of an ONNX node named in options().observe.
+// The producer's outputs[0] becomes the consumer's output. One application per step.
 void fuse_epilogues(ir::Graph& graph, PassContext& ctx);
 
 }  // namespace lockstep::passes

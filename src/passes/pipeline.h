@@ -17,6 +17,7 @@ struct PipelineOptions {
   bool print_after_all = false;   // dump the IR after each pass
   std::ostream* dump = nullptr;   // where dumps go; nullptr = std::cerr
   bool fuse = true;
+  std::vector<std::string> observe;  // ONNX node names whose values fusion must keep observable
   bool plan = true;
   int64_t max_memory_bytes = 0;   // 0: no cap on the arena
   // Called after each pass with its name, the graph as it stands and the applications so far

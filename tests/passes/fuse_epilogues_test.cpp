@@ -170,3 +170,28 @@ TEST(FuseEpilogues, FusedChainOfEveryStepOpMatchesTheUnfusedReference) {
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// `observe` keeps the named ONNX node's value a kernel boundary: fusion stops right after it.
+TEST(FuseEpilogues, ObservedNodeStaysAKernelBoundary) {
+  testing::GraphBuilder b;
+  auto x = b.input("x", {1, 2, 8});
+  auto c = b.node(ir::Op::Conv, "conv", {x, b.filled("w", {3, 2, 1}, 0.5f)}, {1, 3, 8});
+  auto a = b.node(ir::Op::Add, "add", {c, b.filled("bias", {1, 3, 1}, 0.1f)}, {1, 3, 8});
+  auto t = b.node(ir::Op::Tanh, "tanh", {a}, {1, 3, 8});
+  b.output(t);
+  passes::PipelineOptions options;
+  options.observe = {"add"};
+  passes::PassContext ctx(options);
+  passes::fuse_epilogues(b.graph(), ctx);
+  ir::verify(b.graph());
+  ASSERT_EQ(b.graph().nodes.size(), 2u);  // conv+add, then tanh on its own
+  EXPECT_EQ(b.graph().nodes[0].result_onnx_name(), "add");
+  EXPECT_EQ(b.graph().nodes[0].outputs[0], a);
+  EXPECT_EQ(b.graph().nodes[1].name, "tanh");
+}
+
+}  // namespace
+}  // namespace lockstep

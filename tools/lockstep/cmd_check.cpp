@@ -119,6 +119,8 @@ int cmd_check(const CheckArgs& args) {
   Options options;
   options.threads = args.common.threads;
   options.input_shapes = inputs.bind;
+  // Anchors stay kernel boundaries so that every one of them is compared (fusion stops there).
+  for (const auto& a : anchors) options.observe.push_back(a.name);
 
   std::vector<const Backend*> backends;
   std::vector<std::pair<std::string, std::string>> unavailable;
@@ -131,6 +133,7 @@ int cmd_check(const CheckArgs& args) {
   if (!args.common.json) {
     std::cout << "model:   " << (embedded ? "embedded default (seed-shaped VITS flow, 174 nodes)" : args.model) << '\n';
     std::cout << "inputs:  " << input_origin << '\n';
+    std::cout << "anchors: " << anchors.size() << " ONNX nodes kept as kernel boundaries (fusion stops at them)\n";
     for (const auto& [name, why] : unavailable) std::cout << name << ": not available: " << why << '\n';
     std::cout.flush();
   }
