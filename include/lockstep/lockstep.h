@@ -43,8 +43,13 @@ class Model {
 // Receives the value of every kernel boundary (each node's outputs, after its epilogue).
 using TapFn = std::function<void(const ir::Node& node, int output_index, const Tensor& value)>;
 
+// Test-only fault injection (never set by the CLI or a normal run): after each node the backend
+// hands `fault_for_testing` a host copy of each output and writes the (possibly altered) copy back.
+using FaultFn = std::function<void(const ir::Node& node, int output_index, Tensor& value)>;
+
 struct RunOptions {
-  TapFn tap;  // empty: no taps
+  TapFn tap;                  // empty: no taps
+  FaultFn fault_for_testing;  // empty: no faults (the only case outside tests)
 };
 
 class Executable {
