@@ -115,8 +115,8 @@ def main():
             prof.write(f"=== {name} T{frames}\n{err}\n")
             prof.flush()
         if variants:
-            for label, env in (("convT=cudnn", {"LOCKSTEP_CUDA_CONVT": "cudnn"}), ("fwd_algo=0", {"LOCKSTEP_CUDA_FWD_ALGO": "0"}),
-                               ("fwd_algo=1", {"LOCKSTEP_CUDA_FWD_ALGO": "1"}), ("fwd_algo=2", {"LOCKSTEP_CUDA_FWD_ALGO": "2"})):
+            for label, env in (("convT=cudnn", {"LOCKSTEP_CUDA_CONVT": "cudnn"}),
+                               ("fuse_residual=0", {"LOCKSTEP_CUDA_FUSE_RESIDUAL": "0"})):
                 v, _ = lockstep(binary, stem, 20, env)
                 log(json.dumps(dict(preset=name, peer="lockstep-cuda", variant=label, **v)))
         rows = peers(name, frames, bp, vits_export)

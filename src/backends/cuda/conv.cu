@@ -16,6 +16,8 @@ struct CudnnConv {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnTensorDescriptor_t bias = nullptr;          // fused bias + residual only
+  cudnnActivationDescriptor_t identity = nullptr;  // fused bias + residual only
   cudnnConvolutionFwdAlgo_t fwd{};
   cudnnConvolutionBwdDataAlgo_t bwd{};
   size_t workspace = 0;
@@ -30,26 +32,29 @@ struct CudnnConv {
     cudnnDestroyTensorDescriptor(y);
     cudnnDestroyFilterDescriptor(w);
     cudnnDestroyConvolutionDescriptor(conv);
+    if (bias) cudnnDestroyTensorDescriptor(bias);
+    if (identity) cudnnDestroyActivationDescriptor(identity);
   }
   CudnnConv(const CudnnConv&) = delete;
   CudnnConv& operator=(const CudnnConv&) = delete;
 };
 
-// Spatial parameters of a 1-D or 2-D convolution, lifted to 2-D (H = 1 for 1-D).
+// Spatial parameters lifted to `dims` spatial dims (2 for cuDNN: H = 1 for 1-D; 3 for the GEMM
+// ConvTranspose, which also takes 3-D); leading dims are 1.
 struct Geometry {
   int64_t n = 1, c_in = 1, c_out = 1, group = 1;
-  int64_t in[2] = {1, 1}, out[2] = {1, 1}, k[2] = {1, 1}, s[2] = {1, 1}, d[2] = {1, 1};
-  int64_t pb[2] = {0, 0}, pe[2] = {0, 0}, op[2] = {0, 0};
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1};
+  int64_t pb[3] = {0, 0, 0}, pe[3] = {0, 0, 0}, op[3] = {0, 0, 0};
 };
 
-std::vector<int64_t> lifted(const std::vector<int64_t>& v, size_t nsp, int64_t fallback, size_t offset = 0) {
-  std::vector<int64_t> r(2, fallback);
+std::vector<int64_t> lifted(const std::vector<int64_t>& v, size_t nsp, int64_t fallback, size_t dims, size_t offset = 0) {
+  std::vector<int64_t> r(dims, fallback);
   for (size_t i = 0; i < nsp; ++i)
-    if (offset + i < v.size()) r[2 - nsp + i] = v[offset + i];
+    if (offset + i < v.size()) r[dims - nsp + i] = v[offset + i];
   return r;
 }
 
-Geometry geometry(const ir::Graph& g, const ir::Node& node) {
+Geometry geometry(const ir::Graph& g, const ir::Node& node, int dims = 2) {
   const Shape& x = g.value(node.inputs[0]).shape;
   const Shape& w = g.value(node.inputs[1]).shape;
   const Shape& y = g.value(node.outputs[0]).shape;
@@ -60,17 +65,18 @@ Geometry geometry(const ir::Graph& g, const ir::Node& node) {
   geo.c_out = y[1];
   geo.group = node.attrs.get_int("group", 1);
   for (size_t i = 0; i < nsp; ++i) {
-    geo.in[2 - nsp + i] = x[2 + i];
-    geo.out[2 - nsp + i] = y[2 + i];
-    geo.k[2 - nsp + i] = w[2 + i];
+    geo.in[dims - nsp + i] = x[2 + i];
+    geo.out[dims - nsp + i] = y[2 + i];
+    geo.k[dims - nsp + i] = w[2 + i];
   }
-  auto s = lifted(node.attrs.get_ints("strides"), nsp, 1), d = lifted(node.attrs.get_ints("dilations"), nsp, 1);
+  const size_t nd = static_cast<size_t>(dims);
+  auto s = lifted(node.attrs.get_ints("strides"), nsp, 1, nd), d = lifted(node.attrs.get_ints("dilations"), nsp, 1, nd);
   auto pads = node.attrs.get_ints("pads");
-  auto pb = lifted(pads, nsp, 0), pe = lifted(pads, nsp, 0, nsp);
-  auto op = lifted(node.attrs.get_ints("output_padding"), nsp, 0);
+  auto pb = lifted(pads, nsp, 0, nd), pe = lifted(pads, nsp, 0, nd, nsp);
+  auto op = lifted(node.attrs.get_ints("output_padding"), nsp, 0, nd);
   const std::string auto_pad = node.attrs.get_string("auto_pad", "NOTSET");
   const bool transpose = node.op == ir::Op::ConvTranspose;
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < dims; ++i) {
     geo.s[i] = s[static_cast<size_t>(i)];
     geo.d[i] = d[static_cast<size_t>(i)];
     geo.op[i] = op[static_cast<size_t>(i)];
@@ -150,6 +156,22 @@ void choose_bwd(Context& ctx, CudnnConv& p, const std::string& node) {
   ctx.need_workspace(p.workspace);
 }
 
+// The residual z of a Conv whose epilogue starts with "+ z" (z of the output's shape) when cuDNN
+// can fuse bias and z into the convolution (precomputed implicit GEMM, symmetric pads, a bias);
+// kNoValue otherwise. LOCKSTEP_CUDA_FUSE_RESIDUAL=0 turns it off.
+ir::ValueId fused_residual(const ir::Graph& g, const ir::Node& node, const CudnnConv& p) {
+  const char* env = std::getenv("LOCKSTEP_CUDA_FUSE_RESIDUAL");
+  if (env && std::strcmp(env, "0") == 0) return ir::kNoValue;
+  if (node.inputs.size() < 3 || node.inputs[2] == ir::kNoValue || node.epilogue.empty()) return ir::kNoValue;
+  if (p.fwd != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) return ir::kNoValue;
+  const ir::EpilogueStep& step = node.epilogue.front();
+  if (step.op != ir::Op::Add || step.operand == ir::kNoValue) return ir::kNoValue;
+  const ir::Value& z = g.value(step.operand);
+  if (z.shape != g.value(node.outputs[0]).shape || device_dtype(z.dtype) != DType::Float32) return ir::kNoValue;
+  if (step.operand == node.inputs[0]) return ir::kNoValue;
+  return step.operand;
+}
+
 void record_conv_forward(Context& ctx, int node_index, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
   const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
@@ -187,52 +209,101 @@ void record_conv_forward(Context& ctx, int node_index, NodeProgram& program) {
     }});
   }
   const std::string name = node.name;
+  const ir::ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : ir::kNoValue;
+  const ir::ValueId z = symmetric ? fused_residual(g, node, *p) : ir::kNoValue;
+  if (z != ir::kNoValue) {
+    // y = conv(x) + z + bias in cuDNN's fused call (identity activation), rest of the epilogue after.
+    check_cudnn(cudnnCreateTensorDescriptor(&p->bias), "bias descriptor", name);
+    set4d(p->bias, 1, geo.c_out, 1, 1, name);
+    check_cudnn(cudnnCreateActivationDescriptor(&p->identity), "activation descriptor", name);
+    check_cudnn(cudnnSetActivationDescriptor(p->identity, CUDNN_ACTIVATION_IDENTITY, CUDNN_PROPAGATE_NAN, 0.0), "identity activation", name);
+    program.launches.push_back({"cudnn_conv_bias_residual_algo" + std::to_string(static_cast<int>(p->fwd)), [=](cudaStream_t) {
+      const float one = 1.0f;
+      check_cudnn(cudnnConvolutionBiasActivationForward(c->cudnn, &one, p->x, c->ptr(x), p->w, c->ptr(w), p->conv, p->fwd,
+                                                        c->workspace(), p->workspace, &one, p->y, c->ptr(z), p->bias, c->ptr(bias),
+                                                        p->identity, p->y, c->ptr(y)), "convolution + bias + residual", name);
+    }});
+    record_epilogue(ctx, node_index, program, ir::kNoValue, 1);
+    return;
+  }
   program.launches.push_back({"cudnn_conv_forward_algo" + std::to_string(static_cast<int>(p->fwd)), [=](cudaStream_t) {
     const float one = 1.0f, zero = 0.0f;
     const void* src = symmetric ? c->ptr(x) : c->scratch();
     check_cudnn(cudnnConvolutionForward(c->cudnn, &one, p->x, src, p->w, c->ptr(w), p->conv, p->fwd, c->workspace(),
                                         p->workspace, &zero, p->y, c->ptr(y)), "convolution forward", name);
   }});
-  const ir::ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : ir::kNoValue;
   record_epilogue(ctx, node_index, program, bias);
 }
 
 // ConvTranspose as one SGEMM into columns, col[(co,kh,kw), (ih,iw)] = sum_ci w[ci,(co,kh,kw)] x[ci,(ih,iw)],
 // then a gather that sums each output's taps in a fixed order and adds the bias (no atomics).
 struct Col2Im {
-  int64_t n, c_out, in_h, in_w, out_h, out_w, k_h, k_w, s_h, s_w, d_h, d_w, p_h, p_w;
+  int64_t n, c_out;
+  int64_t in[3], out[3], k[3], s[3], d[3], p[3];
   const float* col;
   const float* bias;
   float* y;
 };
 
 __global__ void col2im_kernel(Col2Im p) {
-  const int64_t total = p.n * p.c_out * p.out_h * p.out_w;
+  const int64_t spatial = p.out[0] * p.out[1] * p.out[2];
+  const int64_t total = p.n * p.c_out * spatial;
+  const int64_t in_size = p.in[0] * p.in[1] * p.in[2];
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t ow = i % p.out_w;
-    int64_t r = i / p.out_w;
-    const int64_t oh = r % p.out_h;
-    r /= p.out_h;
+    int64_t o[3];
+    o[2] = i % p.out[2];
+    int64_t r = i / p.out[2];
+    o[1] = r % p.out[1];
+    r /= p.out[1];
+    o[0] = r % p.out[0];
+    r /= p.out[0];
     const int64_t co = r % p.c_out;
     const int64_t n = r / p.c_out;
-    const int64_t hw = p.in_h * p.in_w;
-    const float* col = p.col + (n * p.c_out + co) * p.k_h * p.k_w * hw;
+    const float* col = p.col + (n * p.c_out + co) * p.k[0] * p.k[1] * p.k[2] * in_size;
     float acc = 0.0f;
-    for (int64_t kh = 0; kh < p.k_h; ++kh) {
-      const int64_t th = oh + p.p_h - kh * p.d_h;
-      if (th < 0 || th % p.s_h) continue;
-      const int64_t ih = th / p.s_h;
-      if (ih >= p.in_h) continue;
-      for (int64_t kw = 0; kw < p.k_w; ++kw) {
-        const int64_t tw = ow + p.p_w - kw * p.d_w;
-        if (tw < 0 || tw % p.s_w) continue;
-        const int64_t iw = tw / p.s_w;
-        if (iw >= p.in_w) continue;
-        acc += col[(kh * p.k_w + kw) * hw + ih * p.in_w + iw];
+    // Taps in a fixed order (kd, kh, kw): each output is one thread's sum, no atomics.
+    for (int64_t k0 = 0; k0 < p.k[0]; ++k0) {
+      const int64_t t0 = o[0] + p.p[0] - k0 * p.d[0];
+      if (t0 < 0 || t0 % p.s[0] || t0 / p.s[0] >= p.in[0]) continue;
+      for (int64_t k1 = 0; k1 < p.k[1]; ++k1) {
+        const int64_t t1 = o[1] + p.p[1] - k1 * p.d[1];
+        if (t1 < 0 || t1 % p.s[1] || t1 / p.s[1] >= p.in[1]) continue;
+        for (int64_t k2 = 0; k2 < p.k[2]; ++k2) {
+          const int64_t t2 = o[2] + p.p[2] - k2 * p.d[2];
+          if (t2 < 0 || t2 % p.s[2] || t2 / p.s[2] >= p.in[2]) continue;
+          const int64_t tap = (k0 * p.k[1] + k1) * p.k[2] + k2;
+          acc += col[tap * in_size + ((t0 / p.s[0]) * p.in[1] + t1 / p.s[1]) * p.in[2] + t2 / p.s[2]];
+        }
       }
     }
     p.y[i] = p.bias ? acc + p.bias[co] : acc;
+  }
+}
+
+// The 1-D case (the decoders' upsamplers) with 32-bit indices, visiting only the taps whose
+// input position is whole (kw = (ow + p) mod s, step s when d = 1): same taps, same order.
+__global__ void col2im_1d_kernel(const float* col, const float* bias, float* y, int c_out, int out_w, int in_w, int k, int s,
+                                 int d, int p, int total) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+    const int ow = i % out_w, nc = i / out_w;
+    const float* c = col + static_cast<int64_t>(nc) * k * in_w;
+    const int t = ow + p;
+    float acc = 0.0f;
+    if (d == 1) {
+      for (int kw = ((t % s) + s) % s; kw < k; kw += s) {
+        const int tt = t - kw;
+        if (tt < 0) break;
+        if (tt / s < in_w) acc += c[kw * in_w + tt / s];
+      }
+    } else {
+      for (int kw = 0; kw < k; ++kw) {
+        const int tt = t - kw * d;
+        if (tt < 0 || tt % s || tt / s >= in_w) continue;
+        acc += c[kw * in_w + tt / s];
+      }
+    }
+    y[i] = bias ? acc + bias[nc % c_out] : acc;
   }
 }
 
@@ -241,10 +312,11 @@ bool convt_by_gemm() {
   return !(v && std::strcmp(v, "cudnn") == 0);
 }
 
-void record_conv_transpose_gemm(Context& ctx, int node_index, NodeProgram& program, const Geometry& geo) {
+void record_conv_transpose_gemm(Context& ctx, int node_index, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
   const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
-  const int64_t kk = geo.k[0] * geo.k[1], hw = geo.in[0] * geo.in[1];
+  const Geometry geo = geometry(g, node, 3);
+  const int64_t kk = geo.k[0] * geo.k[1] * geo.k[2], hw = geo.in[0] * geo.in[1] * geo.in[2];
   const int64_t m = geo.c_out * kk;  // rows of col per image
   ctx.need_scratch(static_cast<size_t>(geo.n * m * hw) * sizeof(float));
   const ir::ValueId x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
@@ -261,25 +333,44 @@ void record_conv_transpose_gemm(Context& ctx, int node_index, NodeProgram& progr
                                            m * hw, static_cast<int>(geo.n)), "conv transpose sgemm", name);
   }});
   program.launches.push_back({"conv_transpose_col2im", [=](cudaStream_t s) {
-    Col2Im q{geo.n, geo.c_out, geo.in[0], geo.in[1], geo.out[0], geo.out[1], geo.k[0], geo.k[1], geo.s[0], geo.s[1],
-             geo.d[0], geo.d[1], geo.pb[0], geo.pb[1], static_cast<const float*>(c->scratch()),
-             bias == ir::kNoValue ? nullptr : c->fptr(bias), c->fptr(y)};
-    const int64_t total = geo.n * geo.c_out * geo.out[0] * geo.out[1];
-    if (total) col2im_kernel<<<grid_for(total), kBlock, 0, s>>>(q);
+    Col2Im q{};
+    q.n = geo.n;
+    q.c_out = geo.c_out;
+    for (int i = 0; i < 3; ++i) {
+      q.in[i] = geo.in[i];
+      q.out[i] = geo.out[i];
+      q.k[i] = geo.k[i];
+      q.s[i] = geo.s[i];
+      q.d[i] = geo.d[i];
+      q.p[i] = geo.pb[i];  // may be negative (output_shape past the natural size)
+    }
+    q.col = static_cast<const float*>(c->scratch());
+    q.bias = bias == ir::kNoValue ? nullptr : c->fptr(bias);
+    q.y = c->fptr(y);
+    const int64_t total = geo.n * geo.c_out * geo.out[0] * geo.out[1] * geo.out[2];
+    const bool one_d = geo.in[0] * geo.in[1] == 1 && geo.k[0] * geo.k[1] == 1 && geo.out[0] * geo.out[1] == 1;
+    if (total && one_d && total < (int64_t{1} << 31) && geo.n * m * hw < (int64_t{1} << 31))
+      col2im_1d_kernel<<<grid_for(total), kBlock, 0, s>>>(q.col, q.bias, q.y, static_cast<int>(geo.c_out), static_cast<int>(geo.out[2]),
+                                                          static_cast<int>(geo.in[2]), static_cast<int>(geo.k[2]), static_cast<int>(geo.s[2]),
+                                                          static_cast<int>(geo.d[2]), static_cast<int>(geo.pb[2]), static_cast<int>(total));
+    else if (total) col2im_kernel<<<grid_for(total), kBlock, 0, s>>>(q);
   }});
   record_epilogue(ctx, node_index, program);
+}
+
+bool gemm_transpose(const ir::Graph& g, const ir::Node& node) {
+  return node.op == ir::Op::ConvTranspose && node.attrs.get_int("group", 1) == 1 &&
+         (convt_by_gemm() || g.value(node.inputs[0]).shape.size() == 5);
 }
 
 void record_conv_transpose(Context& ctx, int node_index, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
   const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
-  const Geometry geo = geometry(g, node);
-  if (geo.group == 1 && convt_by_gemm()) {
-    for (int i = 0; i < 2; ++i)
-      if (geo.pb[i] < 0) throw Error(ErrorCode::UnsupportedAttribute, "cuda: negative ConvTranspose padding", node.name, "ConvTranspose");
-    record_conv_transpose_gemm(ctx, node_index, program, geo);
+  if (gemm_transpose(g, node)) {
+    record_conv_transpose_gemm(ctx, node_index, program);
     return;
   }
+  const Geometry geo = geometry(g, node);
   bool direct = true;
   int64_t full[2];
   for (int i = 0; i < 2; ++i) {
@@ -336,7 +427,9 @@ void record_conv_transpose(Context& ctx, int node_index, NodeProgram& program) {
 
 std::optional<std::string> conv_unsupported(const ir::Graph& graph, const ir::Node& node) {
   const size_t rank = graph.value(node.inputs[0]).shape.size();
-  if (rank != 3 && rank != 4) return std::string(ir::op_name(node.op)) + " supports 1-D and 2-D only on CUDA";
+  const bool gemm_3d = rank == 5 && node.op == ir::Op::ConvTranspose && node.attrs.get_int("group", 1) == 1;
+  if (rank != 3 && rank != 4 && !gemm_3d)
+    return std::string(ir::op_name(node.op)) + " supports 1-D and 2-D (ConvTranspose also 3-D without groups) only on CUDA";
   if (device_dtype(graph.value(node.inputs[0]).dtype) != DType::Float32) return "convolutions are float32 only on CUDA";
   return std::nullopt;
 }

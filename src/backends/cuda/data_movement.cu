@@ -156,6 +156,7 @@ void record_pad(Context& ctx, const ir::Node& node, NodeProgram& program) {
     if (v.numel() > 0) p.value = v.element_as_double(0);
   }
   const size_t es = device_elem_size(g.value(node.outputs[0]).dtype);
+  p.int32 = g.value(node.outputs[0]).dtype == DType::Int32;
   const ir::ValueId src = node.inputs[0], dst = node.outputs[0];
   const Context* c = &ctx;
   program.launches.push_back({"pad_" + mode, [=](cudaStream_t s) {
@@ -218,6 +219,7 @@ void launch_pad(const PadParams& p, size_t es, cudaStream_t s) {
   // The element type only matters for the constant value: float bits for 4-byte floats.
   if (es == 1) pad_kernel<bool><<<grid_for(n), kBlock, 0, s>>>(p, n, p.value != 0.0);
   else if (es == 8) pad_kernel<long long><<<grid_for(n), kBlock, 0, s>>>(p, n, static_cast<long long>(p.value));
+  else if (p.int32) pad_kernel<int32_t><<<grid_for(n), kBlock, 0, s>>>(p, n, static_cast<int32_t>(p.value));
   else pad_kernel<float><<<grid_for(n), kBlock, 0, s>>>(p, n, static_cast<float>(p.value));
 }
 
@@ -225,8 +227,6 @@ std::optional<std::string> data_movement_unsupported(const ir::Graph& graph, con
   const size_t rank = graph.value(node.outputs[0]).shape.size();
   if (rank > static_cast<size_t>(kMaxRank) || graph.value(node.inputs[0]).shape.size() > static_cast<size_t>(kMaxRank))
     return "tensors of rank > 8 are not supported on CUDA";
-  if (node.op == ir::Op::Pad && graph.value(node.outputs[0]).dtype == DType::Int32)
-    return "Pad on int32 is not implemented on CUDA";
   return std::nullopt;
 }
 

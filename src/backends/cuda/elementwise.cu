@@ -1,6 +1,8 @@
 // Element-wise family: one "program" kernel evaluates a node's op and its fused epilogue in a
 // single pass (acc = load(src); acc = step(acc, operand) ...), broadcasting every operand.
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 
 #include "backends/cuda/families.h"
 #include "ir/infer.h"
@@ -121,8 +123,78 @@ __global__ void ew_program_kernel(EwProgram p) {
   }
 }
 
+// Four consecutive elements of the innermost dim per thread (float4 loads/stores): every operand
+// walks that dim contiguously (stride 1) or broadcasts it (stride 0); the dim is a multiple of 4.
+template <int R>
+__global__ void ew_program_vec4_kernel(EwProgram p) {
+  const uint32_t n4 = static_cast<uint32_t>(p.n / 4);
+  for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < n4; j += gridDim.x * blockDim.x) {
+    const uint32_t i = j * 4;
+    uint32_t coord[R];
+    uint32_t rem = i;
+#pragma unroll
+    for (int d = R - 1; d >= 1; --d) {
+      const uint32_t dim = static_cast<uint32_t>(p.dims[d]);
+      coord[d] = rem % dim;
+      rem /= dim;
+    }
+    coord[0] = rem;
+    auto load = [&](const EwOperand& o) {
+      uint32_t off = 0;
+#pragma unroll
+      for (int d = 0; d < R; ++d) off += coord[d] * static_cast<uint32_t>(o.strides[d]);
+      const float* ptr = static_cast<const float*>(o.ptr) + off;
+      if (o.strides[R - 1] == 0) {
+        const float v = *ptr;
+        return make_float4(v, v, v, v);
+      }
+      return *reinterpret_cast<const float4*>(ptr);
+    };
+    float4 acc = load(p.src);
+    for (int s = 0; s < p.nsteps; ++s) {
+      const EwStep st = p.steps[s];
+      float4 b = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (st.operand >= 0) b = load(p.ops[st.operand]);
+      if (st.lhs) {
+        acc.x = apply(st.code, b.x, acc.x, st.alpha);
+        acc.y = apply(st.code, b.y, acc.y, st.alpha);
+        acc.z = apply(st.code, b.z, acc.z, st.alpha);
+        acc.w = apply(st.code, b.w, acc.w, st.alpha);
+      } else {
+        acc.x = apply(st.code, acc.x, b.x, st.alpha);
+        acc.y = apply(st.code, acc.y, b.y, st.alpha);
+        acc.z = apply(st.code, acc.z, b.z, st.alpha);
+        acc.w = apply(st.code, acc.w, b.w, st.alpha);
+      }
+    }
+    reinterpret_cast<float4*>(p.out)[j] = acc;
+  }
+}
+
+bool vec4_ok(const EwOperand& o, int rank) {
+  const int64_t inner = o.strides[rank - 1];
+  if (inner == 0) return true;  // broadcast along the inner dim: scalar loads
+  if (inner != 1 || reinterpret_cast<uintptr_t>(o.ptr) % 16) return false;
+  for (int d = 0; d < rank - 1; ++d)
+    if (o.strides[d] % 4) return false;  // keeps every float4 load 16-byte aligned
+  return true;
+}
+
 template <class T, class I>
 void launch_ew(const EwProgram& p, cudaStream_t stream) {
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<I, uint32_t>) {
+    bool vec = p.rank <= 3 && p.dims[p.rank - 1] % 4 == 0 && reinterpret_cast<uintptr_t>(p.out) % 16 == 0 && vec4_ok(p.src, p.rank);
+    for (int s = 0; s < p.nsteps && vec; ++s)
+      if (p.steps[s].operand >= 0) vec = vec4_ok(p.ops[p.steps[s].operand], p.rank);
+    if (vec) {
+      const unsigned grid = grid_for(p.n / 4);
+      switch (p.rank) {
+        case 1: ew_program_vec4_kernel<1><<<grid, kBlock, 0, stream>>>(p); return;
+        case 2: ew_program_vec4_kernel<2><<<grid, kBlock, 0, stream>>>(p); return;
+        default: ew_program_vec4_kernel<3><<<grid, kBlock, 0, stream>>>(p); return;
+      }
+    }
+  }
   switch (p.rank) {
     case 1: ew_program_kernel<T, I, 1><<<grid_for(p.n), kBlock, 0, stream>>>(p); break;
     case 2: ew_program_kernel<T, I, 2><<<grid_for(p.n), kBlock, 0, stream>>>(p); break;
@@ -201,10 +273,11 @@ void append_programs(Context& ctx, NodeProgram& program, const std::string& kern
   } while (begin < steps.size());
 }
 
-std::vector<StepSpec> epilogue_specs(const ir::Graph& g, const ir::Node& node) {
+std::vector<StepSpec> epilogue_specs(const ir::Graph& g, const ir::Node& node, size_t skip = 0) {
   std::vector<StepSpec> specs;
   const Shape& out = g.value(node.outputs[0]).shape;
-  for (const auto& step : node.epilogue) {
+  for (size_t i = skip; i < node.epilogue.size(); ++i) {
+    const auto& step = node.epilogue[i];
     StepSpec s{ew_code(step.op), step.operand, {}, step.operand_is_lhs, step.alpha};
     if (step.operand != ir::kNoValue) s.strides = broadcast_strides(g.value(step.operand).shape, out);
     specs.push_back(std::move(s));
@@ -249,6 +322,72 @@ __global__ void equal_where_kernel(Bcast3 p, int is_where) {
       static_cast<bool*>(p.out)[i] = static_cast<const T*>(p.in[0])[off[0]] == static_cast<const T*>(p.in[1])[off[1]];
     }
   }
+}
+
+// Pow whose operands are not both float32 (float ** int64, int32 ** int32, ...): computed in
+// double and stored in the base's dtype, as the CPU backend does. Type codes: 0 float, 1 int32, 2 int64.
+struct MixedPow {
+  int rank = 0;
+  int64_t n = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[2][kMaxRank] = {};
+  const void* in[2] = {};
+  int type[2] = {};
+  void* out = nullptr;
+};
+
+__device__ inline double load_number(const void* p, int64_t i, int type) {
+  if (type == 0) return static_cast<const float*>(p)[i];
+  if (type == 1) return static_cast<const int32_t*>(p)[i];
+  return static_cast<double>(static_cast<const long long*>(p)[i]);
+}
+
+__global__ void mixed_pow_kernel(MixedPow p) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t rem = i, off[2] = {0, 0};
+    for (int d = p.rank - 1; d >= 0; --d) {
+      const int64_t c = rem % p.dims[d];
+      rem /= p.dims[d];
+      off[0] += c * p.strides[0][d];
+      off[1] += c * p.strides[1][d];
+    }
+    const double r = pow(load_number(p.in[0], off[0], p.type[0]), load_number(p.in[1], off[1], p.type[1]));
+    if (p.type[0] == 0) static_cast<float*>(p.out)[i] = static_cast<float>(r);
+    else if (p.type[0] == 1) static_cast<int32_t*>(p.out)[i] = static_cast<int32_t>(r);
+    else static_cast<long long*>(p.out)[i] = static_cast<long long>(r);
+  }
+}
+
+int number_type(DType t) { return t == DType::Int32 ? 1 : t == DType::Int64 ? 2 : 0; }
+
+bool is_mixed_pow(const ir::Graph& g, const ir::Node& node) {
+  return node.op == ir::Op::Pow && (device_dtype(g.value(node.inputs[0]).dtype) != DType::Float32 ||
+                                    device_dtype(g.value(node.inputs[1]).dtype) != DType::Float32);
+}
+
+void record_mixed_pow(Context& ctx, const ir::Node& node, NodeProgram& program) {
+  const ir::Graph& g = ctx.graph();
+  const ir::ValueId a = node.inputs[0], b = node.inputs[1], out = node.outputs[0];
+  const Shape out_shape = g.value(out).shape;
+  MixedPow p;
+  p.rank = static_cast<int>(out_shape.size());
+  p.n = num_elements(out_shape);
+  const ir::ValueId ins[2] = {a, b};
+  for (int k = 0; k < 2; ++k) {
+    const auto st = broadcast_strides(g.value(ins[k]).shape, out_shape);
+    for (int d = 0; d < p.rank; ++d) p.strides[k][d] = st[static_cast<size_t>(d)];
+    p.type[k] = number_type(device_dtype(g.value(ins[k]).dtype));
+  }
+  for (int d = 0; d < p.rank; ++d) p.dims[d] = out_shape[static_cast<size_t>(d)];
+  const Context* c = &ctx;
+  program.launches.push_back({"pow_mixed_types", [=](cudaStream_t s) {
+    MixedPow q = p;
+    q.in[0] = c->ptr(a);
+    q.in[1] = c->ptr(b);
+    q.out = c->ptr(out);
+    if (q.n) mixed_pow_kernel<<<grid_for(q.n), kBlock, 0, s>>>(q);
+  }});
 }
 
 template <class From>
@@ -354,6 +493,14 @@ std::vector<int64_t> constant_ints(const ir::Graph& graph, const ir::Node& node,
 std::optional<std::string> elementwise_unsupported(const ir::Graph& graph, const ir::Node& node) {
   if (node.op == ir::Op::Cast || node.op == ir::Op::Equal || node.op == ir::Op::Where) return std::nullopt;
   const DType t = device_dtype(graph.value(node.outputs[0]).dtype);
+  if (is_mixed_pow(graph, node)) {
+    for (ir::ValueId v : node.inputs) {
+      const DType d = device_dtype(graph.value(v).dtype);
+      if (d != DType::Float32 && d != DType::Int32 && d != DType::Int64) return std::string("Pow on ") + dtype_name(d) + " is not implemented on CUDA";
+    }
+    if (!node.epilogue.empty() && t != DType::Float32) return "a fused epilogue after an integer Pow is not implemented on CUDA";
+    return std::nullopt;
+  }
   if (t == DType::Float32) return std::nullopt;
   if (t == DType::Int64) {
     auto int_ok = [](ir::Op op) {
@@ -380,6 +527,11 @@ void record_elementwise(Context& ctx, int node_index, NodeProgram& program) {
     const int64_t n = num_elements(out_shape);
     const Context* c = &ctx;
     program.launches.push_back({"cast", [=](cudaStream_t s) { dispatch_cast(c->ptr(in), from, c->ptr(out), to, n, s); }});
+    record_epilogue(ctx, node_index, program);
+    return;
+  }
+  if (is_mixed_pow(g, node)) {
+    record_mixed_pow(ctx, node, program);
     record_epilogue(ctx, node_index, program);
     return;
   }
@@ -412,10 +564,10 @@ void record_elementwise(Context& ctx, int node_index, NodeProgram& program) {
   append_programs(ctx, program, kernel, src, broadcast_strides(g.value(src).shape, out_shape), std::move(steps), out);
 }
 
-void record_epilogue(Context& ctx, int node_index, NodeProgram& program, ir::ValueId bias) {
+void record_epilogue(Context& ctx, int node_index, NodeProgram& program, ir::ValueId bias, size_t skip_steps) {
   const ir::Graph& g = ctx.graph();
   const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
-  if (node.epilogue.empty() && bias == ir::kNoValue) return;
+  if (node.epilogue.size() <= skip_steps && bias == ir::kNoValue) return;
   const ir::ValueId out = node.outputs[0];
   const Shape& out_shape = g.value(out).shape;
   std::vector<StepSpec> steps;
@@ -424,7 +576,7 @@ void record_epilogue(Context& ctx, int node_index, NodeProgram& program, ir::Val
     if (st.size() > 1) st[1] = 1;  // one value per output channel
     steps.push_back({kAdd, bias, st, false, 0.0f});
   }
-  for (auto& s : epilogue_specs(g, node)) steps.push_back(std::move(s));
+  for (auto& s : epilogue_specs(g, node, skip_steps)) steps.push_back(std::move(s));
   std::string kernel = std::string("epilogue_") + ir::op_name(node.op);
   if (bias != ir::kNoValue) kernel += "+bias";
   append_programs(ctx, program, kernel, out, contiguous_strides(out_shape), std::move(steps), out);

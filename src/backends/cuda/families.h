@@ -15,7 +15,9 @@ inline constexpr int kMaxRank = 8;
 void record_elementwise(Context& ctx, int node_index, NodeProgram& program);
 // Applies `bias` (per output channel, axis 1; kNoValue for none) and the node's epilogue in place
 // on outputs[0] in one kernel. Appends nothing when both are empty.
-void record_epilogue(Context& ctx, int node_index, NodeProgram& program, ir::ValueId bias = ir::kNoValue);
+// `skip_steps` leading epilogue steps were already applied (e.g. a residual Add fused into cuDNN).
+void record_epilogue(Context& ctx, int node_index, NodeProgram& program, ir::ValueId bias = ir::kNoValue,
+                     size_t skip_steps = 0);
 std::optional<std::string> elementwise_unsupported(const ir::Graph& graph, const ir::Node& node);
 
 // data_movement.cu: Slice, Split, Concat, Reshape, Flatten, Transpose, Unsqueeze, Squeeze, Pad,
@@ -54,6 +56,7 @@ struct PadParams {
   int64_t in_dims[kMaxRank] = {};
   int64_t pad_begin[kMaxRank] = {};
   double value = 0.0;
+  bool int32 = false;  // 4-byte elements are int32 (else float32): how `value` is stored
   const void* src = nullptr;
   void* dst = nullptr;
 };
