@@ -9,7 +9,7 @@ APT_PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libdnnl-dev libopenblas-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libssl-dev zlib1g-dev
-  python3 python3-numpy
+  python3 python3-numpy python3-venv chromium
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -25,6 +25,15 @@ fi
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
+# Python peers and helpers for tests and benchmarks (ONNX Runtime, onnx, numpy) in a local venv;
+# scripts/test.sh puts it first on PATH so tests that call python3 find them.
+if [ "${LOCKSTEP_SKIP_VENV:-0}" != 1 ]; then
+  if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c "import numpy, onnx, onnxruntime" 2>/dev/null; then
+    python3 -m venv .venv
+    .venv/bin/python3 -m pip install -q --disable-pip-version-check numpy onnx onnxruntime
+  fi
+fi
+
 BUILD_DIR="${BUILD_DIR:-build}"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release ${LOCKSTEP_CMAKE_ARGS:-}
 cmake --build "$BUILD_DIR" -j "$(nproc)"

@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
+[ -x .venv/bin/python3 ] && export PATH="$PWD/.venv/bin:$PATH"
 BUILD_DIR="${BUILD_DIR:-build}"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" "$@"
