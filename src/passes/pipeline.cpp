@@ -58,7 +58,12 @@ namespace {
 class PassLogger {
  public:
   PassLogger(const PipelineOptions& options, const PassContext& ctx) : options_(options), ctx_(ctx) {}
-  void after(const std::string& pass, const ir::Graph& graph) const {
+  void after(const std::string& pass, ir::Graph& graph) {
+    if (options_.fault && !faulted_ && options_.fault_application > 0 &&
+        ctx_.applications() >= options_.fault_application) {
+      options_.fault(graph);  // test-only corruption (PipelineOptions::fault)
+      faulted_ = true;
+    }
     if (options_.print_after_all) {
       std::ostream& out = options_.dump ? *options_.dump : std::cerr;
       out << "// IR after " << pass << " (applications so far: " << ctx_.applications() << ")\n";
@@ -70,6 +75,7 @@ class PassLogger {
  private:
   const PipelineOptions& options_;
   const PassContext& ctx_;
+  bool faulted_ = false;
 };
 
 }  // namespace

@@ -23,6 +23,11 @@ struct PipelineOptions {
   // Called after each pass with its name, the graph as it stands and the applications so far
   // (tests run the reference here).
   std::function<void(const std::string& pass, const ir::Graph& graph, int applications)> after_pass;
+  // Test-only (tests/diff/bisect_passes_test.cpp): when application number `fault_application`
+  // has happened, `fault` corrupts the graph once, right after the pass that made it, so that
+  // bisect-passes can be checked to name exactly that application. Never set outside tests.
+  int fault_application = -1;
+  std::function<void(ir::Graph& graph)> fault;
 };
 
 // Counts pass applications and answers whether the next one may happen.
