@@ -68,6 +68,38 @@ struct WorkerArgs {
   int threads = 0;
 };
 
+// `bisect`, `determinism`, `bisect-passes` (cmd_bisect.cpp, cmd_determinism.cpp, cmd_bisect_passes.cpp).
+struct BisectArgs {
+  std::string model;  // empty: the embedded default
+  std::string ref = "reference";
+  std::string test = "cpu";
+  std::string format = "text";  // text, markdown, json, html
+  std::string out;              // report file; empty: stdout
+  std::string local = "first";  // first, divergent, all
+  double safety = 8;            // diff::kToleranceSafety
+  double floor = 1e-6;          // diff::kToleranceFloor
+  InputArgs inputs;
+  CommonArgs common;
+};
+
+struct DeterminismArgs {
+  std::string model;  // empty: the embedded default
+  std::string backend = "cpu";
+  int runs = 8;
+  InputArgs inputs;
+  CommonArgs common;
+};
+
+struct BisectPassesArgs {
+  std::string model;  // empty: the embedded default
+  std::string backend = "cpu";
+  InputArgs inputs;
+  CommonArgs common;
+};
+
+int cmd_bisect(const BisectArgs& args);
+int cmd_determinism(const DeterminismArgs& args);
+int cmd_bisect_passes(const BisectPassesArgs& args);
 int cmd_run(const RunArgs& args);
 int cmd_compare(const CompareArgs& args);
 int cmd_info(const InfoArgs& args);

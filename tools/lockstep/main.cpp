@@ -63,6 +63,34 @@ int main(int argc, char** argv) {
   add_inputs(check_cmd, check.inputs);
   add_common(check_cmd, check.common);
 
+  BisectArgs bis;
+  auto* bis_cmd = app.add_subcommand("bisect", "the first node where --test departs from --ref, local or inherited");
+  bis_cmd->add_option("model", bis.model, "ONNX model (default: the embedded seed-shaped VITS flow)");
+  bis_cmd->add_option("--ref", bis.ref, "reference side: a backend or a runner command (default: reference)");
+  bis_cmd->add_option("--test", bis.test, "tested side: a backend or a runner command (default: cpu)");
+  bis_cmd->add_option("--format", bis.format, "text, markdown, json or html (default text)");
+  bis_cmd->add_option("-o,--out", bis.out, "write the report to this file (html needs it)");
+  bis_cmd->add_option("--local", bis.local, "one-node replay at: first (divergent node), divergent, all");
+  bis_cmd->add_option("--safety", bis.safety, "tolerance = safety x cpu noise floor per node (default 8)");
+  bis_cmd->add_option("--floor", bis.floor, "smallest tolerance, rel L2 (default 1e-6)");
+  add_inputs(bis_cmd, bis.inputs);
+  add_common(bis_cmd, bis.common);
+
+  DeterminismArgs det;
+  auto* det_cmd = app.add_subcommand("determinism", "SHA-256 of every output across fresh processes and A/B/C/A in one process");
+  det_cmd->add_option("model", det.model, "ONNX model (default: the embedded seed-shaped VITS flow)");
+  det_cmd->add_option("-b,--backend", det.backend, "a backend or a runner command (default cpu)");
+  det_cmd->add_option("--runs", det.runs, "fresh processes (default 8)")->check(CLI::Range(1, 256));
+  add_inputs(det_cmd, det.inputs);
+  add_common(det_cmd, det.common);
+
+  BisectPassesArgs bp;
+  auto* bp_cmd = app.add_subcommand("bisect-passes", "the first pass application after which the output moves");
+  bp_cmd->add_option("model", bp.model, "ONNX model (default: the embedded seed-shaped VITS flow)");
+  bp_cmd->add_option("-b,--backend", bp.backend, "reference, cpu or cuda (default cpu)");
+  add_inputs(bp_cmd, bp.inputs);
+  add_common(bp_cmd, bp.common);
+
   WorkerArgs worker;
   auto* worker_cmd = app.add_subcommand("__worker", "")->group("");  // hidden: used by check
   worker_cmd->add_option("model", worker.model);
@@ -89,6 +117,9 @@ int main(int argc, char** argv) {
     if (info_cmd->parsed()) return cmd_info(info);
     if (check_cmd->parsed()) return cmd_check(check);
     if (worker_cmd->parsed()) return cmd_worker(worker);
+    if (bis_cmd->parsed()) return cmd_bisect(bis);
+    if (det_cmd->parsed()) return cmd_determinism(det);
+    if (bp_cmd->parsed()) return cmd_bisect_passes(bp);
   } catch (const lockstep::Error& e) {
     std::cerr << "lockstep: " << e.what() << '\n';
     return e.code() == lockstep::ErrorCode::InvalidArgument ? kExitUsage : kExitFail;

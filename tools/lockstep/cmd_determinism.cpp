@@ -1,0 +1,187 @@
+// `lockstep determinism`: N fresh processes (the hidden __worker) and an in-process sequence
+// (compile A, run twice; compile other graphs B and C, run; compile A again, run; run A1 again),
+// SHA-256 per output per run in one table. Exit 1 on any difference between runs of the model.
+// An external runner gets fresh processes only (each call of a command is one).
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "capture.h"
+#include "commands.h"
+#include "core/atomic_file.h"
+#include "core/npy.h"
+#include "diff/determinism.h"
+#include "diff/runner.h"
+#include "inputs.h"
+#include "progress.h"
+#include "table.h"
+#include "zoo/seed_flow.h"
+
+namespace lockstep::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The other graphs of the in-process sequence: the embedded default's topology and node names at
+// other lengths and weights, so that caches keyed by name or shape would be caught.
+constexpr uint64_t kGraphBSeed = 1, kGraphCSeed = 2;
+constexpr int64_t kGraphBFrames = 512, kGraphCFrames = 256;
+constexpr double kWorkerTimeoutSeconds = 600;
+
+struct ScratchDir {
+  ScratchDir() {
+    path = (fs::temp_directory_path() / ("lockstep_determinism_" + std::to_string(::getpid()))).string();
+    fs::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string path;
+};
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string last_line(const std::string& path) {
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const Error&) {
+    return "";
+  }
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  size_t nl = text.rfind('\n');
+  return nl == std::string::npos ? text : text.substr(nl + 1);
+}
+
+}  // namespace
+
+int cmd_determinism(const DeterminismArgs& args) {
+  if (args.runs < 1) throw Error(ErrorCode::InvalidArgument, "--runs must be at least 1");
+  const bool backend = find_backend(args.backend) != nullptr;
+  if (!backend && args.backend.find_first_of(" \t/") == std::string::npos)
+    throw Error(ErrorCode::InvalidArgument, "unknown backend '" + args.backend +
+                                                "' (known: reference, cpu, cuda; an external runner is a command line)");
+  if (backend) {
+    std::string why;
+    if (!find_backend(args.backend)->available(&why)) throw Error(ErrorCode::DeviceUnavailable, args.backend + ": " + why);
+  }
+  const bool embedded = args.model.empty();
+  Model model = load_model_or_default(args.model);
+  const ir::Graph& graph = model.graph();
+  ModelInputs inputs;
+  if (embedded && !has_input_args(args.inputs)) inputs.tensors = zoo::seed_flow_inputs();
+  else inputs = gather_inputs(graph, args.inputs);
+
+  diff::DeterminismReport report;
+  report.backend = args.backend;
+  for (ir::ValueId o : graph.outputs) report.output_names.push_back(graph.value(o).name);
+
+  ScratchDir scratch;
+  std::map<std::string, Tensor> named;
+  for (size_t i = 0; i < graph.inputs.size(); ++i) named[graph.value(graph.inputs[i]).name] = inputs.tensors[i];
+  std::string model_path = args.model;
+  if (embedded && !backend) {
+    model_path = scratch.path + "/seed_flow.onnx";
+    zoo::write_seed_flow_onnx(model_path);
+  }
+  const std::string inputs_npz = scratch.path + "/inputs.npz", anchors = scratch.path + "/no_anchors.txt";
+  write_npz(inputs_npz, named);
+  write_file_atomic(anchors, "");
+  const std::string self = shell_quote(fs::read_symlink("/proc/self/exe").string());
+
+  Progress progress(args.runs + (backend ? 1 : 0));
+  for (int f = 1; f <= args.runs; ++f) {
+    progress.step("fresh process " + std::to_string(f) + "/" + std::to_string(args.runs));
+    diff::DeterminismRun run{"fresh#" + std::to_string(f), {}, "", true};
+    std::string dir = scratch.path + "/run" + std::to_string(f);
+    try {
+      fs::create_directories(dir);
+      if (backend) {
+        std::vector<std::string> wargs{"__worker", "--backend", args.backend, "--inputs-npz", inputs_npz, "--anchors",
+                                       anchors, "--out", dir, "--threads", std::to_string(args.common.threads)};
+        if (!embedded) wargs.insert(wargs.begin() + 1, args.model);
+        diff::SpawnResult r = diff::spawn_command(self, wargs, dir + "/log.txt", kWorkerTimeoutSeconds);
+        if (r.exit_code != 0)
+          throw Error(ErrorCode::Io, (r.timed_out ? std::string("worker timed out") : "worker exited with " +
+                                                                                           std::to_string(r.exit_code)) +
+                                         ": " + last_line(dir + "/log.txt"));
+        run.sha256 = diff::output_hashes(read_capture(dir, 0, graph.outputs.size()).outputs);
+      } else {
+        diff::NamedTensors out = diff::Runner::command(args.backend).run(model_path, named, report.output_names, dir);
+        std::vector<Tensor> ordered;
+        for (const auto& name : report.output_names) ordered.push_back(out.at(name));
+        run.sha256 = diff::output_hashes(ordered);
+      }
+    } catch (const Error& e) {
+      run.error = e.what();
+    }
+    report.runs.push_back(std::move(run));
+  }
+  if (backend) {
+    progress.step("in-process A1, A1 again, B, C, A2, A1 after A2");
+    Options options;
+    options.threads = args.common.threads;
+    options.input_shapes = inputs.bind;
+    std::vector<diff::OtherGraph> others{
+        {"B", Model::from_graph(zoo::seed_flow_graph(kGraphBSeed, kGraphBFrames)), zoo::seed_flow_inputs(kGraphBFrames)},
+        {"C", Model::from_graph(zoo::seed_flow_graph(kGraphCSeed, kGraphCFrames)), zoo::seed_flow_inputs(kGraphCFrames)}};
+    for (auto& r : diff::in_process_sequence(model, inputs.tensors, args.backend, options, others))
+      report.runs.push_back(std::move(r));
+  }
+  progress.clear();
+  diff::find_differences(report);
+
+  if (args.common.json) {
+    nlohmann::json j = {{"model", embedded ? "(embedded default)" : args.model},
+                        {"backend", args.backend},
+                        {"fresh_processes", args.runs},
+                        {"outputs", report.output_names},
+                        {"runs", nlohmann::json::array()},
+                        {"identical", report.identical()},
+                        {"differences", report.differences}};
+    for (const auto& r : report.runs) {
+      nlohmann::json jr = {{"mode", r.mode}, {"compared", r.of_a}, {"sha256", r.sha256}};
+      if (!r.error.empty()) jr["error"] = r.error;
+      j["runs"].push_back(jr);
+    }
+    std::cout << j.dump(2) << '\n';
+  } else {
+    std::cout << "model:   " << (embedded ? "embedded default (seed-shaped VITS flow, 174 nodes)" : args.model) << '\n'
+              << "backend: " << args.backend << '\n';
+    Table table({"run", "output", "sha256", "status"});
+    for (const auto& r : report.runs) {
+      if (!r.error.empty()) {
+        table.add({r.mode, "-", "-", "FAILED: " + r.error.substr(0, 80)});
+        continue;
+      }
+      for (size_t i = 0; i < r.sha256.size(); ++i) {
+        std::string name = i < report.output_names.size() ? report.output_names[i] : "#" + std::to_string(i);
+        std::string status = !r.of_a ? "other graph (not compared)" : "";
+        const std::string prefix = "output " + name + ": SHA-256 of " + r.mode + " differs";
+        if (r.of_a)
+          for (const auto& d : report.differences)
+            if (d.rfind(prefix, 0) == 0) status = "DIFFERS";
+        table.add({r.mode, name, r.sha256[i], status});
+      }
+    }
+    table.print(std::cout);
+    if (report.identical())
+      std::cout << "PASS: every output bit-identical across " << args.runs << " fresh processes"
+                << (backend ? " and the in-process sequence A1, A1 again, B, C, A2, A1 after A2" : "") << '\n';
+    else {
+      std::cout << "FAIL: " << report.differences.size() << " difference(s)\n";
+      for (const auto& d : report.differences) std::cout << "  " << d << '\n';
+    }
+  }
+  return report.identical() ? kExitOk : kExitFail;
+}
+
+}  // namespace lockstep::cli
