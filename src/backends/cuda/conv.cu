@@ -91,8 +91,9 @@ Geometry geometry(const ir::Graph& g, const ir::Node& node, int dims = 2) {
       geo.pb[i] = geo.pe[i] = 0;
     } else if (transpose) {
       const int64_t total = geo.s[i] * (geo.in[i] - 1) + geo.op[i] + dk - geo.out[i];
-      if (auto_pad == "SAME_UPPER") geo.pb[i] = total / 2;
-      else if (auto_pad == "SAME_LOWER" || node.attrs.has("output_shape")) geo.pb[i] = total - total / 2;
+      const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);  // floor, as ONNX (total < 0 from output_shape)
+      if (auto_pad == "SAME_UPPER") geo.pb[i] = half;
+      else if (auto_pad == "SAME_LOWER" || node.attrs.has("output_shape")) geo.pb[i] = total - half;
       else if (auto_pad == "VALID") geo.pb[i] = 0;
       geo.pe[i] = total - geo.pb[i];
     }
