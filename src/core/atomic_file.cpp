@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -13,26 +15,54 @@
 
 namespace lockstep {
 
+namespace {
+std::atomic<uint64_t> g_temp_counter{0};
+
+[[noreturn]] void write_failed(const std::string& path, int err) {
+  throw Error(ErrorCode::Io, "cannot write '" + path + "': " + std::strerror(err));
+}
+}  // namespace
+
+// The bytes go to an anonymous O_TMPFILE inode in the target's folder, which a killed process
+// leaves nowhere; only when complete and synced is it linked under a unique temporary name and
+// renamed over the target. Without O_TMPFILE (some file systems) a named temporary is used.
 void write_file_atomic(const std::string& path, std::string_view bytes) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(ErrorCode::Io, "cannot write '" + path + "': " + std::strerror(errno));
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  const std::string tmp =
+      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(g_temp_counter.fetch_add(1));
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  const bool anonymous = fd >= 0;
+  if (!anonymous) fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) write_failed(path, errno);
+  auto fail = [&](int err) {
+    ::close(fd);
+    if (!anonymous) ::unlink(tmp.c_str());
+    write_failed(path, err);
+  };
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error(ErrorCode::Io, "cannot write '" + path + "': " + std::strerror(err));
+      fail(errno);
     }
     done += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (::fsync(fd) != 0) fail(errno);
+  if (anonymous) {
+    const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0) fail(errno);
+  }
+  if (::close(fd) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
-    throw Error(ErrorCode::Io, "cannot write '" + path + "': " + std::strerror(err));
+    write_failed(path, err);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    write_failed(path, err);
   }
 }
 

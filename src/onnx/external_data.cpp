@@ -121,7 +121,7 @@ bool has_external_data(const ::onnx::TensorProto& proto) {
                                  " shape " + shape_str(shape) + ", which needs " + std::to_string(want));
   }
   total_bytes = limits::checked_add(total_bytes, len, what);
-  limits::check_model_bytes(total_bytes, "the model's external data (through " + what + ")");
+  limits::check_model_bytes(total_bytes, "the model plus its external data (through " + what + ")");
 
   ::onnx::TensorProto out;
   out.set_name(proto.name());
