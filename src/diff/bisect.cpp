@@ -63,6 +63,7 @@ struct Bisector::State {
   std::unordered_map<std::string, int> kernel_of;  // compiled node name -> index
   std::string calibration;
   std::vector<std::string> notes;
+  mutable std::map<std::string, std::unique_ptr<Executable>> compiled;  // per tested backend
 
   int kernel(const ir::Node& node) const {
     auto it = kernel_of.find(node.name);
@@ -206,7 +207,8 @@ double Bisector::local_error(const std::string& test, int node, const FaultSpec*
   return worst;
 }
 
-BisectReport Bisector::run(const std::string& test, const FaultSpec* fault) const {
+BisectReport Bisector::run(const std::string& test, const FaultSpec* fault, std::optional<LocalMode> local) const {
+  const LocalMode mode = local.value_or(state_->config.local);
   const State& s = *state_;
   const ir::Graph& g = s.graph;
   const Backend& backend = require_backend(test);
@@ -235,7 +237,8 @@ BisectReport Bisector::run(const std::string& test, const FaultSpec* fault) cons
     row.error = -1;  // set by the first tap
   }
 
-  auto exe = compile_checked(backend, g, s.config.options);
+  auto& exe = s.compiled[backend.name()];
+  if (!exe) exe = compile_checked(backend, g, s.config.options);
   RunOptions run;
   if (fault) run.fault_for_testing = make_fault(*fault);
   run.tap = [&](const ir::Node& node, int o, const Tensor& value) {
@@ -266,8 +269,8 @@ BisectReport Bisector::run(const std::string& test, const FaultSpec* fault) cons
     }
     bool bad = exceeds(row.error, row.tolerance);
     if (bad && report.first_divergent < 0) report.first_divergent = static_cast<int>(n);
-    bool replay = s.config.local == LocalMode::All ||
-                  (bad && (s.config.local == LocalMode::Divergent || report.first_divergent == static_cast<int>(n)));
+    bool replay = mode == LocalMode::All ||
+                  (bad && (mode == LocalMode::Divergent || report.first_divergent == static_cast<int>(n)));
     if (replay) row.local_error = local_error(test, static_cast<int>(n), fault);
     if (!bad) row.verdict = Verdict::Ok;
     else if (!row.local_error) row.verdict = Verdict::Diverges;

@@ -76,8 +76,11 @@ class Bisector {
   Bisector& operator=(const Bisector&) = delete;
 
   const ir::Graph& graph() const;  // the compiled graph every side runs
-  // Bisects backend `test` against R. `fault` is test-only: planted in every run on T.
-  BisectReport run(const std::string& test, const FaultSpec* fault = nullptr) const;
+  // Bisects backend `test` against R. `fault` is test-only: planted in every run on T. `local`
+  // overrides the config's LocalMode for this run. T's compiled program is cached (compile is a
+  // pure function of graph, target and options; faults act at run time).
+  BisectReport run(const std::string& test, const FaultSpec* fault = nullptr,
+                   std::optional<LocalMode> local = std::nullopt) const;
   // The one-node replay: node `node` (0-based kernel index) alone, fed R's values of its
   // non-constant inputs (cast to their IR dtype), compiled and run on `test`; the largest rel_l2
   // of its outputs against R's.

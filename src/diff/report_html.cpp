@@ -144,6 +144,10 @@ std::string format_html(const BisectReport& r) {
         << ", rel_l2 " << num(o.metrics.rel_l2) << (o.agrees ? " (agrees)" : " (disagrees)") << "</li>\n";
     s << "</ul>\n";
   }
+  // Inline, read-only: records the plot's laid-out size so a headless browser's DOM dump shows
+  // that the SVG rendered (tests/diff/report_html_test.cpp).
+  s << "<script>(function(){var l=document.getElementById('error-line');if(l&&l.getBBox){var b=l.getBBox();"
+       "document.body.setAttribute('data-plot-bbox',Math.round(b.width)+'x'+Math.round(b.height));}})();</script>\n";
   s << "</body></html>\n";
   return s.str();
 }
