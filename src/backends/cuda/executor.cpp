@@ -358,6 +358,19 @@ void CudaExecutable::run_eager(const RunOptions& options) {
         check_canaries(launch.kernel, program.node);
       }
     }
+    if (options.fault_for_testing) {  // test-only: alter the node's outputs through a host copy
+      check_cuda(cudaStreamSynchronize(stream_), "run node", node.name);
+      for (size_t i = 0; i < node.outputs.size(); ++i) {
+        const ir::ValueId v = node.outputs[i];
+        if (v == ir::kNoValue) continue;
+        const ir::Value& value = graph_.value(v);
+        Tensor t(device_dtype(value.dtype), value.shape);
+        if (!t.nbytes()) continue;
+        check_cuda(cudaMemcpy(t.raw(), ctx_->ptr(v), t.nbytes(), cudaMemcpyDeviceToHost), "fault copy", node.name);
+        options.fault_for_testing(node, static_cast<int>(i), t);
+        check_cuda(cudaMemcpy(ctx_->ptr(v), t.raw(), t.nbytes(), cudaMemcpyHostToDevice), "fault copy", node.name);
+      }
+    }
     if (options.tap) {
       check_cuda(cudaStreamSynchronize(stream_), "run node", node.name);
       for (size_t i = 0; i < node.outputs.size(); ++i) {
@@ -437,7 +450,7 @@ std::vector<Tensor> CudaExecutable::run(const std::vector<Tensor>& inputs, const
   std::lock_guard<std::mutex> lock(g_run_mutex);
   check_cuda(cudaSetDevice(device_), "select device");
   stage_inputs(inputs);  // the previous run synchronized, so the staging buffer is free
-  if (options.tap || options_.safe) run_eager(options);
+  if (options.tap || options.fault_for_testing || options_.safe) run_eager(options);
   else if (profile_) run_profiled();
   else run_graph();
   std::vector<Tensor> outputs;
