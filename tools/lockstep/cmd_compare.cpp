@@ -13,7 +13,12 @@
 
 namespace lockstep::cli {
 
-int cmd_compare(const CompareArgs& args) {
+int cmd_compare(const CompareArgs& given) {
+  CompareArgs args = given;
+  if (args.test.empty()) {
+    const Backend* cuda = find_backend("cuda");
+    args.test = cuda && cuda->available() ? "cuda" : "cpu";
+  }
   for (const std::string& name : {args.ref, args.test})
     if (!find_backend(name))
       throw Error(ErrorCode::InvalidArgument, "unknown backend '" + name + "' (known: reference, cpu, cuda)");

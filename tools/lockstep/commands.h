@@ -40,7 +40,7 @@ struct RunArgs {
 struct CompareArgs {
   std::string model;
   std::string ref = "reference";
-  std::string test = "cpu";
+  std::string test;  // empty: cuda when a GPU is available, else cpu
   InputArgs inputs;
   CommonArgs common;
 };

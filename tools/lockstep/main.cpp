@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   auto* cmp_cmd = app.add_subcommand("compare", "run two backends on the same inputs and compare every output");
   cmp_cmd->add_option("model", cmp.model, "ONNX model")->required();
   cmp_cmd->add_option("--ref", cmp.ref, "reference side (default: reference)");
-  cmp_cmd->add_option("--test", cmp.test, "tested side (default: cpu)");
+  cmp_cmd->add_option("--test", cmp.test, "tested side (default: cuda when a GPU is available, else cpu)");
   add_inputs(cmp_cmd, cmp.inputs);
   add_common(cmp_cmd, cmp.common);
 
