@@ -28,6 +28,9 @@ struct Options {
   std::vector<std::string> observe;           // ONNX node names whose values stay kernel boundaries
   bool safe = false;                          // GPU safe mode: sync, NaN fill, canaries
   int64_t max_memory_bytes = 0;               // cap on the planned arena; 0 = none
+  // Convolution/matmul arithmetic on cuda: "fp32" (strict IEEE float32), "tf32", "fp16", "bf16"
+  // (reduced precision, fast modes; docs/cuda.md). The cpu and reference backends ignore it.
+  std::string precision = "fp32";
 };
 
 class Model {

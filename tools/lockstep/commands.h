@@ -24,6 +24,7 @@ struct InputArgs {
 struct CommonArgs {
   int threads = 0;
   bool json = false;
+  std::string precision = "fp32";  // --precision (run, compare, check): cuda fast modes
 };
 
 struct RunArgs {
@@ -66,6 +67,7 @@ struct WorkerArgs {
   std::string anchors_file;  // one ONNX node name per line
   std::string out_dir;
   int threads = 0;
+  std::string precision = "fp32";
 };
 
 // `bisect`, `determinism`, `bisect-passes` (cmd_bisect.cpp, cmd_determinism.cpp, cmd_bisect_passes.cpp).
