@@ -2,16 +2,21 @@
 // primitive picks its own layout (format_tag::any: blocked nCw16c brgemm kernels measured
 // 1.5-10x faster than plain-layout gemm convolution here), with src/dst reorders through the
 // shared workspace and weights reordered once at compile time. 1x1 stride-1 convolutions use
-// the plain layout (a GEMM, faster than reorder + blocked). The epilogue runs per output row.
+// the plain layout (a GEMM, faster than reorder + blocked). 1-D channels-last (nwc) with >= 16
+// channels uses our AVX-512 transposes, the epilogue applied per tile as it is written back;
+// otherwise the epilogue runs per output row after oneDNN's reorder.
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <unordered_map>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/profile.h"
+#include "backends/cpu/transpose.h"
 
 namespace lockstep::cpu {
 
@@ -101,7 +106,9 @@ ConvGeometry geometry(const CompileContext& ctx, const ir::Node& node, bool tran
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(CompileContext& ctx, const ir::Node& node) : engine_(*ctx.engine), stream_(*ctx.stream), epilogue_(ctx, node) {
+  ConvKernel(CompileContext& ctx, const ir::Node& node)
+      : engine_(*ctx.engine), stream_(*ctx.stream), epilogue_(ctx, node), profile_(ctx.profile) {
+    auto t_start = std::chrono::steady_clock::now();
     const bool transposed = node.op == ir::Op::ConvTranspose;
     ConvGeometry g = geometry(ctx, node, transposed);
     const Shape& xs = ctx.value(node.inputs[0]).shape;
@@ -184,6 +191,8 @@ class ConvKernel final : public Kernel {
                   node.name, ir::op_name(node.op));
     }
 
+    if (profile_) profile_->add_compile("conv primitive", ms_since(t_start));
+    t_start = std::chrono::steady_clock::now();
     // Plain arena views.
     x_mem_ = memory(x_plain, engine_, ctx.ptr(node.inputs[0]));
     y_mem_ = memory(y_plain, engine_, out_);
@@ -200,6 +209,19 @@ class ConvKernel final : public Kernel {
     }
     reorder_src_ = !(src_d == x_plain);
     reorder_dst_ = !(dst_d == y_plain);
+    // 1-D channels-last: our own tiled transposes (faster than oneDNN's reorder here), the
+    // epilogue applied per tile as it is written.
+    if (x_dims.size() == 3) {
+      // Below 16 channels the 16x16 tiles do not apply: oneDNN's reorder is the faster one.
+      own_src_ = reorder_src_ && Ci >= 16 && src_d == memory::desc(x_dims, memory::data_type::f32, memory::format_tag::nwc);
+      own_dst_ = reorder_dst_ && !has_extra_ && Co >= 16 &&
+                 dst_d == memory::desc(y_view, memory::data_type::f32, memory::format_tag::nwc);
+    }
+    n_ = ys[0];
+    c_in_ = Ci;
+    c_out_ = Co;
+    w_in_ = xs[2];
+    w_out_ = ys[2];
     // Workspace layout: [src blocked][dst blocked][runtime weights][scratchpad].
     size_t off = 0;
     auto region = [&](const memory::desc& d, bool used) {
@@ -213,10 +235,13 @@ class ConvKernel final : public Kernel {
     scratch_off_ = region(scratch_d, true);
     ctx.workspace_bytes = std::max(ctx.workspace_bytes, off);
     src_d_ = src_d; dst_d_ = dst_d; wei_d_ = wei_d; scratch_d_ = scratch_d;
-    if (reorder_src_) src_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, x_plain, engine_, src_d));
-    if (reorder_dst_) dst_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, dst_d, engine_, y_plain));
+    if (reorder_src_ && !own_src_)
+      src_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, x_plain, engine_, src_d));
+    if (reorder_dst_ && !own_dst_)
+      dst_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, dst_d, engine_, y_plain));
     if (!weights_const_)
       wei_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, w_user_.get_desc(), engine_, wei_d));
+    if (profile_) profile_->add_compile("conv weights+reorders", ms_since(t_start));
   }
 
   void bind_workspace(std::byte* base) override {
@@ -230,13 +255,60 @@ class ConvKernel final : public Kernel {
   }
 
   void run() override {
+    if (profile_ && profile_->recording()) return run_profiled();
     if (!weights_const_) wei_reorder_.execute(stream_, w_user_, w_mem_);
-    if (reorder_src_) src_reorder_.execute(stream_, x_mem_, src_mem_);
+    reorder_in();
     primitive_.execute(stream_, args_);
-    if (reorder_dst_) dst_reorder_.execute(stream_, dst_mem_, y_mem_);
     stream_.wait();
+    reorder_out_with_epilogue();
+  }
+
+  void reorder_in() {
+    if (own_src_) {
+      ncw_to_nwc(static_cast<const float*>(x_mem_.get_data_handle()), static_cast<float*>(src_mem_.get_data_handle()),
+                 n_, c_in_, w_in_);
+    } else if (reorder_src_) {
+      src_reorder_.execute(stream_, x_mem_, src_mem_);
+      stream_.wait();
+    }
+  }
+
+  void reorder_out_with_epilogue() {
+    if (own_dst_) {
+      const float* from = static_cast<const float*>(dst_mem_.get_data_handle());
+      if (epilogue_.empty()) {
+        nwc_to_ncw(from, out_, n_, c_out_, w_out_, nullptr);
+      } else {
+        nwc_to_ncw(from, out_, n_, c_out_, w_out_, [this](int64_t p, int64_t w0, int64_t w1) {
+          for (int64_t ch = 0; ch < c_out_; ++ch) epilogue_.apply_row(out_, p * c_out_ + ch, w0, w1);
+        });
+      }
+      return;
+    }
+    if (reorder_dst_) {
+      dst_reorder_.execute(stream_, dst_mem_, y_mem_);
+      stream_.wait();
+    }
     if (has_extra_) fill_extra();
     epilogue_.apply_all(out_);
+  }
+
+  // The same steps as run(), each timed.
+  void run_profiled() {
+    auto t = std::chrono::steady_clock::now();
+    auto lap = [&](const char* part) {
+      profile_->add(part, ms_since(t));
+      t = std::chrono::steady_clock::now();
+    };
+    if (!weights_const_) wei_reorder_.execute(stream_, w_user_, w_mem_);
+    reorder_in();
+    stream_.wait();
+    lap("  conv: src reorder");
+    primitive_.execute(stream_, args_);
+    stream_.wait();
+    lap("  conv: oneDNN compute");
+    reorder_out_with_epilogue();
+    lap("  conv: dst reorder + epilogue");
   }
 
  private:
@@ -265,6 +337,7 @@ class ConvKernel final : public Kernel {
   dnnl::engine& engine_;
   dnnl::stream& stream_;
   Epilogue epilogue_;
+  Profile* profile_ = nullptr;
   dnnl::primitive primitive_;
   dnnl::reorder src_reorder_, dst_reorder_, wei_reorder_;
   memory x_mem_, y_mem_, b_mem_, w_mem_, w_user_, src_mem_, dst_mem_, scratch_mem_;
@@ -272,6 +345,8 @@ class ConvKernel final : public Kernel {
   std::unordered_map<int, memory> args_;
   size_t src_off_ = 0, dst_off_ = 0, wei_off_ = 0, scratch_off_ = 0;
   bool reorder_src_ = false, reorder_dst_ = false, weights_const_ = true, has_extra_ = false;
+  bool own_src_ = false, own_dst_ = false;  // our transposes instead of oneDNN reorders
+  int64_t n_ = 1, c_in_ = 1, c_out_ = 1, w_in_ = 1, w_out_ = 1;
   Dims extra_;
   Shape out_shape_;
   float* out_ = nullptr;

@@ -2,12 +2,14 @@
 
 #include <omp.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/profile.h"
 
 namespace lockstep::cpu {
 
@@ -48,6 +50,7 @@ class CpuExecutable final : public Executable {
   CpuExecutable(const ir::Graph& graph, const Options& options)
       : graph_(graph), threads_(resolve_threads(options.threads)), engine_(dnnl::engine::kind::cpu, 0),
         stream_(engine_) {
+    const auto compile_start = std::chrono::steady_clock::now();
     ThreadScope scope(threads_);
     const size_t nvalues = graph_.values.size();
     // Place every non-constant value: the plan's offsets, else one slot each.
@@ -74,6 +77,7 @@ class CpuExecutable final : public Executable {
     arena_bytes_ = arena;
 
     CompileContext ctx{graph_, std::vector<void*>(nvalues, nullptr), threads_, &engine_, &stream_, &workspace_, 0};
+    ctx.profile = profile_.enabled() ? &profile_ : nullptr;
     for (size_t v = 0; v < nvalues; ++v) {
       const ir::Value& value = graph_.values[v];
       if (value.constant.defined()) {
@@ -91,6 +95,8 @@ class CpuExecutable final : public Executable {
     workspace_.data = workspace_buffer_->data;
     workspace_.bytes = ctx.workspace_bytes;
     for (auto& kernel : kernels_) kernel->bind_workspace(workspace_.data);
+    profile_.set_compile_ms(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compile_start).count());
   }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options) override {
@@ -102,14 +108,25 @@ class CpuExecutable final : public Executable {
       const Tensor& in = inputs[i];
       std::memcpy(pointers_[static_cast<size_t>(id)], in.raw(), in.nbytes());
     }
+    const bool profiling = profile_.begin_run();
     for (size_t n = 0; n < kernels_.size(); ++n) {
-      kernels_[n]->run();
+      if (profiling) {
+        const auto t0 = std::chrono::steady_clock::now();
+        kernels_[n]->run();
+        const ir::Node& node = graph_.nodes[n];
+        profile_.add(std::string(ir::op_name(node.op)) + (node.epilogue.empty() ? "" : "+epilogue"),
+                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      } else {
+        kernels_[n]->run();
+      }
+      if (options.fault_for_testing) plant_fault(graph_.nodes[n], options.fault_for_testing);
       if (options.tap) {
         const ir::Node& node = graph_.nodes[n];
         for (size_t o = 0; o < node.outputs.size(); ++o)
           if (node.outputs[o] != ir::kNoValue) options.tap(node, static_cast<int>(o), copy_out(node.outputs[o]));
       }
     }
+    profile_.end_run();
     std::vector<Tensor> outputs;
     outputs.reserve(graph_.outputs.size());
     for (ir::ValueId id : graph_.outputs) outputs.push_back(copy_out(id));
@@ -121,6 +138,16 @@ class CpuExecutable final : public Executable {
   const void* arena_data() const { return arena_->data; }
 
  private:
+  // Test-only: the fault sees a copy of each output and its result is written back to the arena.
+  void plant_fault(const ir::Node& node, const FaultFn& fault) {
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      if (node.outputs[o] == ir::kNoValue) continue;
+      Tensor t = copy_out(node.outputs[o]);
+      fault(node, static_cast<int>(o), t);
+      std::memcpy(pointers_[static_cast<size_t>(node.outputs[o])], t.raw(), t.nbytes());
+    }
+  }
+
   Tensor copy_out(ir::ValueId id) const {
     const ir::Value& v = graph_.value(id);
     Tensor t(storage_dtype(v.dtype), v.shape);
@@ -161,6 +188,7 @@ class CpuExecutable final : public Executable {
   std::vector<void*> pointers_;
   Workspace workspace_;
   std::unique_ptr<AlignedBuffer> workspace_buffer_;
+  Profile profile_;  // before the kernels, which keep a pointer to it
   std::vector<KernelPtr> kernels_;
 };
 

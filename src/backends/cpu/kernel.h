@@ -16,6 +16,8 @@ struct stream;
 
 namespace lockstep::cpu {
 
+class Profile;
+
 // Bytes one element of a value occupies in the CPU backend: floating values are float32.
 size_t storage_size(DType dtype);
 // The dtype the CPU backend stores a value as (Float64 -> Float32).
@@ -40,6 +42,7 @@ struct CompileContext {
   dnnl::stream* stream = nullptr;
   Workspace* workspace = nullptr;  // filled after every kernel reported its need
   size_t workspace_bytes = 0;      // kernels raise this to what they need
+  Profile* profile = nullptr;  // set when LOCKSTEP_CPU_PROFILE asks for per-part timing
 
   void* ptr(ir::ValueId id) const { return id == ir::kNoValue ? nullptr : pointers.at(static_cast<size_t>(id)); }
   float* fptr(ir::ValueId id) const { return static_cast<float*>(ptr(id)); }
