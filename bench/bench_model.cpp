@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   std::string model_path, backend = "cpu", ref_path;
   std::vector<std::string> input_paths;
   int threads = 0, runs = 10, warmup = 2;
+  std::string precision = "fp32";
   app.add_option("model", model_path, "ONNX model")->required();
   app.add_option("--backend", backend, "reference, cpu or cuda");
   app.add_option("--inputs", input_paths, ".npy inputs in graph-input order")->required();
@@ -26,6 +27,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "CPU threads (0 = all)");
   app.add_option("--runs", runs, "timed runs");
   app.add_option("--warmup", warmup, "untimed runs first");
+  app.add_option("--precision", precision, "cuda arithmetic: fp32 (strict), tf32, fp16, bf16")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
   CLI11_PARSE(app, argc, argv);
   try {
     using clock = std::chrono::steady_clock;
@@ -33,6 +36,7 @@ int main(int argc, char** argv) {
     for (const auto& p : input_paths) inputs.push_back(lockstep::read_npy(p));
     lockstep::Options options;
     options.threads = threads;
+    options.precision = precision;
     auto t0 = clock::now();
     auto model = lockstep::Model::load(model_path);
     auto exe = lockstep::compile(model, backend, options);
@@ -47,7 +51,7 @@ int main(int argc, char** argv) {
     }
     std::sort(times.begin(), times.end());
     nlohmann::json row = {{"model", model_path},   {"backend", backend},
-                          {"threads", threads},    {"runs", runs},
+                          {"threads", threads},    {"runs", runs}, {"precision", precision},
                           {"median_ms", times[times.size() / 2]}, {"min_ms", times.front()},
                           {"compile_ms", compile_ms}};
     if (!ref_path.empty()) {

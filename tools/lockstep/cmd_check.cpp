@@ -119,6 +119,10 @@ int cmd_check(const CheckArgs& args) {
   Options options;
   options.threads = args.common.threads;
   options.input_shapes = inputs.bind;
+  options.precision = args.common.precision;
+  // Reduced precision (cuda fast modes): cuda's error is printed, not held to the fp32 bar.
+  const bool reduced = options.precision != "fp32";
+  auto relaxed = [&](const Backend* b) { return reduced && b->name() == "cuda"; };
   // Anchors stay kernel boundaries so that every one of them is compared (fusion stops there).
   for (const auto& a : anchors) options.observe.push_back(a.name);
 
@@ -162,7 +166,8 @@ int cmd_check(const CheckArgs& args) {
       std::string dir = tmp.path() + "/" + b->name() + "_" + std::to_string(f);
       fs::create_directories(dir);
       std::vector<std::string> wargs{"__worker", "--backend", b->name(), "--inputs-npz", inputs_npz, "--anchors",
-                                     anchors_file, "--out", dir, "--threads", std::to_string(args.common.threads)};
+                                     anchors_file, "--out", dir, "--threads", std::to_string(args.common.threads),
+                                     "--precision", options.precision};
       if (!embedded) wargs.insert(wargs.begin() + 1, args.model);
       int rc = spawn_worker(wargs, dir + "/log.txt");
       if (rc != 0) r.error = "worker exited with " + std::to_string(rc) + ": " + last_line(dir + "/log.txt");
@@ -196,6 +201,7 @@ int cmd_check(const CheckArgs& args) {
     in_process("B", [&](RunRecord&) {
       Options b_options;
       b_options.threads = args.common.threads;
+      b_options.precision = options.precision;
       alive.push_back(compile(Model::from_graph(zoo::seed_flow_graph(kGraphBSeed, kGraphBFrames)), b->name(), b_options));
       alive.back()->run(zoo::seed_flow_inputs(kGraphBFrames));
     });
@@ -209,6 +215,7 @@ int cmd_check(const CheckArgs& args) {
 
   // Metrics, SHA-256 agreement and the verdict.
   std::vector<std::string> reasons;
+  std::vector<std::string> notes;  // reduced-precision errors (printed, not part of the verdict)
   nlohmann::json report = {{"model", embedded ? "(embedded default)" : args.model},
                            {"inputs", input_origin},
                            {"fresh_processes", args.fresh},
@@ -244,6 +251,7 @@ int cmd_check(const CheckArgs& args) {
         } else {
           diff::Metrics m = diff::compare(v, ref.anchors[k]);
           bool ok = m.shape_match && m.nan_count_test == 0 && m.cosine >= diff::kAgreeCosine;
+          if (!ok && relaxed(b) && m.shape_match && m.nan_count_test == 0) ok = true;  // reduced precision
           if (!ok)
             reasons.push_back(b->name() + " " + r.mode + " " + label + ": cosine " + fmt_fixed(m.cosine, 10) + " < " +
                               fmt_fixed(diff::kAgreeCosine, 7));
@@ -258,6 +266,11 @@ int cmd_check(const CheckArgs& args) {
       for (size_t i = 0; i < r.capture.outputs.size() && i < ref.outputs.size(); ++i) {
         diff::Metrics m = diff::compare(r.capture.outputs[i], ref.outputs[i]);
         bool ok = diff::agrees(m);
+        if (!ok && relaxed(b) && m.shape_match && m.nan_count_test == 0 && m.nan_count_ref == 0) ok = true;
+        if (relaxed(b))
+          notes.push_back(b->name() + " " + r.mode + " output " + out_name(i) + " (" + options.precision + "): rel_l2 " +
+                          fmt_sci(m.rel_l2) + " against float64, cosine " + fmt_fixed(m.cosine, 10) +
+                          " (reduced precision: not held to the fp32 bar)");
         if (!ok)
           reasons.push_back(b->name() + " " + r.mode + " output " + out_name(i) + ": cosine " + fmt_fixed(m.cosine, 10) +
                             ", rel_l2 " + fmt_sci(m.rel_l2));
@@ -307,6 +320,8 @@ int cmd_check(const CheckArgs& args) {
   bool pass = reasons.empty();
   report["verdict"] = pass ? "PASS" : "FAIL";
   report["reasons"] = reasons;
+  report["precision"] = options.precision;
+  report["reduced_precision_notes"] = notes;
   report["reference_output_sha256"] = ref.outputs.empty() ? "" : sha(ref.outputs[0]);
 
   if (args.common.json) {
@@ -322,6 +337,9 @@ int cmd_check(const CheckArgs& args) {
       std::cout << jb["backend"].get<std::string>() << ": SHA-256 identical across fresh processes: "
                 << (jb["identical_across_fresh"].get<bool>() ? "yes" : "NO")
                 << "; across A/B/A: " << (jb["identical_across_aba"].get<bool>() ? "yes" : "NO") << '\n';
+    if (options.precision != "fp32" && !args.common.json)
+      std::cout << "precision: " << options.precision << " (cuda only; cpu computes float32 as always)\n";
+    for (const auto& n : notes) std::cout << "  " << n << '\n';
     if (pass) {
       std::cout << "PASS: every anchor at cosine >= " << fmt_fixed(diff::kAgreeCosine, 7)
                 << ", outputs within rel_l2 <= " << fmt_sci(diff::kAgreeRelL2) << ", SHA-256 identical across "

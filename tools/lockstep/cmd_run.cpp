@@ -28,6 +28,10 @@ int cmd_run(const RunArgs& args) {
   options.print_after_all = args.print_after_all;
   options.opt_bisect_limit = args.opt_bisect_limit;
   options.fuse = !args.no_fuse;
+  options.precision = args.common.precision;
+  if (options.precision != "fp32" && args.backend != "cuda")
+    std::cerr << "lockstep: note: --precision " << options.precision << " applies to cuda only; " << args.backend
+              << " computes as always\n";
   auto exe = compile(model, args.backend, options);
   std::vector<Tensor> outputs = exe->run(inputs.tensors);
 

@@ -23,6 +23,7 @@ int cmd_worker(const WorkerArgs& args) {
     if (!line.empty()) anchors.push_back({0, line});
   Options options;
   options.threads = args.threads;
+  options.precision = args.precision;
   options.input_shapes = inputs.bind;
   for (const auto& a : anchors) options.observe.push_back(a.name);
   auto exe = compile(model, args.backend, options);

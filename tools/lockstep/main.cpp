@@ -24,6 +24,12 @@ void add_common(CLI::App* cmd, CommonArgs& common) {
   cmd->add_flag("--json", common.json, "machine-readable output on stdout");
 }
 
+// --precision on run, compare and check: the cuda fast modes (other backends compute as always).
+void add_precision(CLI::App* cmd, CommonArgs& common) {
+  cmd->add_option("--precision", common.precision, "cuda arithmetic: fp32 (strict, default), tf32, fp16, bf16")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -40,6 +46,7 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--no-fuse", run.no_fuse, "no epilogue fusion");
   add_inputs(run_cmd, run.inputs);
   add_common(run_cmd, run.common);
+  add_precision(run_cmd, run.common);
 
   CompareArgs cmp;
   auto* cmp_cmd = app.add_subcommand("compare", "run two backends on the same inputs and compare every output");
@@ -48,6 +55,7 @@ int main(int argc, char** argv) {
   cmp_cmd->add_option("--test", cmp.test, "tested side (default: cuda when a GPU is available, else cpu)");
   add_inputs(cmp_cmd, cmp.inputs);
   add_common(cmp_cmd, cmp.common);
+  add_precision(cmp_cmd, cmp.common);
 
   InfoArgs info;
   auto* info_cmd = app.add_subcommand("info", "ops, nodes, parameters, inputs and outputs of a model");
@@ -62,6 +70,7 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--fresh", check.fresh, "fresh processes per backend (default 3)")->check(CLI::Range(1, 64));
   add_inputs(check_cmd, check.inputs);
   add_common(check_cmd, check.common);
+  add_precision(check_cmd, check.common);
 
   BisectArgs bis;
   auto* bis_cmd = app.add_subcommand("bisect", "the first node where --test departs from --ref, local or inherited");
@@ -99,6 +108,7 @@ int main(int argc, char** argv) {
   worker_cmd->add_option("--anchors", worker.anchors_file)->required();
   worker_cmd->add_option("--out", worker.out_dir)->required();
   worker_cmd->add_option("--threads", worker.threads);
+  worker_cmd->add_option("--precision", worker.precision);
 
   try {
     app.parse(argc, argv);
