@@ -99,6 +99,28 @@ struct BisectPassesArgs {
   CommonArgs common;
 };
 
+// `extract` and `reduce` (cmd_extract.cpp, cmd_reduce.cpp).
+struct ExtractArgs {
+  std::string model;
+  std::vector<std::string> outputs;  // tensor names (a node name stands for its outputs)
+  std::vector<std::string> inputs;   // empty: the model's inputs
+  std::string out;
+  CommonArgs common;
+};
+
+struct ReduceArgs {
+  std::string model;  // empty: the embedded default
+  std::string ref = "reference";
+  std::string test = "cpu";
+  std::string out_dir;
+  std::string synthetic;  // "SIGMA[,SEED]"; empty: original weights
+  double timeout = 0;     // seconds per runner invocation; 0: diff::kDefaultRunnerTimeoutSeconds
+  InputArgs inputs;
+  CommonArgs common;
+};
+
+int cmd_extract(const ExtractArgs& args);
+int cmd_reduce(const ReduceArgs& args);
 int cmd_bisect(const BisectArgs& args);
 int cmd_determinism(const DeterminismArgs& args);
 int cmd_bisect_passes(const BisectPassesArgs& args);
