@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "diff/extract.h"
+#include "lockstep/lockstep.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
 #include "passes/pipeline.h"

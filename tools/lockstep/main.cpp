@@ -93,6 +93,27 @@ int main(int argc, char** argv) {
   add_inputs(det_cmd, det.inputs);
   add_common(det_cmd, det.common);
 
+  ExtractArgs ext;
+  auto* ext_cmd = app.add_subcommand("extract", "the subgraph computing the named tensors, as an ONNX file");
+  ext_cmd->add_option("model", ext.model, "ONNX model")->required();
+  ext_cmd->add_option("--outputs", ext.outputs, "tensor names the subgraph ends at (a node name: its outputs)")
+      ->required()
+      ->expected(1, -1);
+  ext_cmd->add_option("--inputs", ext.inputs, "tensor names that become its inputs (default: the model's)")->expected(1, -1);
+  ext_cmd->add_option("-o,--out", ext.out, "output ONNX file")->required();
+  add_common(ext_cmd, ext.common);
+
+  ReduceArgs red;
+  auto* red_cmd = app.add_subcommand("reduce", "the first divergent node alone, re-checked, with a SHA-256 manifest");
+  red_cmd->add_option("model", red.model, "ONNX model (default: the embedded seed-shaped VITS flow)");
+  red_cmd->add_option("--ref", red.ref, "reference side: a backend or a runner command (default: reference)");
+  red_cmd->add_option("--test", red.test, "tested side: a backend or a runner command (default: cpu)");
+  red_cmd->add_option("-o,--out", red.out_dir, "output folder (new or empty)")->required();
+  red_cmd->add_option("--synthetic-weights", red.synthetic, "SIGMA[,SEED]: replace float initializers by N(0,SIGMA)");
+  red_cmd->add_option("--timeout", red.timeout, "seconds per runner invocation (default 600)");
+  add_inputs(red_cmd, red.inputs);
+  add_common(red_cmd, red.common);
+
   BisectPassesArgs bp;
   auto* bp_cmd = app.add_subcommand("bisect-passes", "the first pass application after which the output moves");
   bp_cmd->add_option("model", bp.model, "ONNX model (default: the embedded seed-shaped VITS flow)");
@@ -130,6 +151,8 @@ int main(int argc, char** argv) {
     if (bis_cmd->parsed()) return cmd_bisect(bis);
     if (det_cmd->parsed()) return cmd_determinism(det);
     if (bp_cmd->parsed()) return cmd_bisect_passes(bp);
+    if (ext_cmd->parsed()) return cmd_extract(ext);
+    if (red_cmd->parsed()) return cmd_reduce(red);
   } catch (const lockstep::Error& e) {
     std::cerr << "lockstep: " << e.what() << '\n';
     return e.code() == lockstep::ErrorCode::InvalidArgument ? kExitUsage : kExitFail;
