@@ -6,7 +6,8 @@ Models are built as ../shared/tools/vits_export.py builds them (--part full --sc
 exported with torch's TorchScript exporter (dynamo=False, as bench_peers.py does); the oracle is
 the same module run in float64 on the GPU.
 Usage: bench_gpu.py --bin DIR (lockstep_bench) --tools DIR (vits_export.py, bench_peers.py) --work DIR
-Environment: PRESETS (seed,low,ljs), FRAMES (1024), RUNS (50), VARIANTS (1: also time variants)."""
+Environment: PRESETS (seed,low,ljs), FRAMES (1024), RUNS (50), VARIANTS (1: also time variants),
+MODES (fp32,tf32,fp16,bf16: lockstep --precision modes, each against eager in the same mode)."""
 import argparse, json, os, subprocess, sys, time
 
 
@@ -78,11 +79,12 @@ def peers(name, frames, bp, vits_export):
     return rows
 
 
-def lockstep(binary, stem, runs, env_extra=None, timeout=180):
+def lockstep(binary, stem, runs, env_extra=None, timeout=180, precision="fp32"):
     env = dict(os.environ)
     env.update(env_extra or {})
     cmd = [binary, stem + ".onnx", "--backend", "cuda", "--inputs", stem + ".z_p.npy", stem + ".y_mask.npy",
-           "--ref", stem + ".ref64.npy", "--runs", str(runs), "--warmup", "5"]
+           "--ref", stem + ".ref64.npy", "--runs", str(runs), "--warmup", "5",
+           "--precision", precision]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     if p.returncode != 0:
         return dict(error=(p.stderr or p.stdout)[-400:]), p.stderr
@@ -102,6 +104,8 @@ def main():
     presets = os.environ.get("PRESETS", "seed,low,ljs").split(",")
     runs = int(os.environ.get("RUNS", "50"))
     variants = os.environ.get("VARIANTS", "1") == "1"
+    modes = [m for m in os.environ.get("MODES", "fp32,tf32,fp16,bf16").split(",") if m != "fp32"]
+    mode_rows = []
     os.makedirs(a.work, exist_ok=True)
     binary = os.path.join(a.bin, "lockstep_bench")
     table = []
@@ -119,9 +123,17 @@ def main():
                                ("fuse_residual=0", {"LOCKSTEP_CUDA_FUSE_RESIDUAL": "0"})):
                 v, _ = lockstep(binary, stem, 20, env)
                 log(json.dumps(dict(preset=name, peer="lockstep-cuda", variant=label, **v)))
+        fast = {}
+        for mode in modes:
+            fast[mode], _ = lockstep(binary, stem, runs, precision=mode)
+            log(json.dumps(dict(preset=name, peer="lockstep-cuda", mode=mode, **fast[mode])))
         rows = peers(name, frames, bp, vits_export)
         for r in rows:
             log(json.dumps(r))
+        eager_mode = {"fp16": "float16", "bf16": "bfloat16"}
+        for mode in ["fp32"] + modes:
+            mode_rows.append((name, mode, ls if mode == "fp32" else fast[mode],
+                              next((r for r in rows if r["peer"] == "torch-eager" and r["mode"] == eager_mode.get(mode, mode) and "ms" in r), {})))
         get = lambda peer, mode: next((r for r in rows if r["peer"] == peer and r["mode"] == mode and "ms" in r), {})
         table.append((name, ls, get("torch-eager", "fp32"), get("torch-compile", "fp32"), get("torch-eager", "tf32")))
     log("")
@@ -134,6 +146,16 @@ def main():
         ratio = lambda x: "{:.2f}x".format(x["ms"] / lm) if lm and "ms" in x else "n/a"
         log(f"| {name} | {f(ls, 'median_ms')} | {f(ls, 'rel_l2', '{:.2e}')} | {f(ls, 'compile_ms', '{:.0f}')} | {f(ef)} | "
             f"{f(ef, 'rel_l2', '{:.2e}')} | {f(tc)} | {f(tc, 'rel_l2', '{:.2e}')} | {ratio(ef)} | {ratio(tc)} |")
+    log("")
+    log("Per precision mode: lockstep --precision MODE against PyTorch eager in the same mode (fp16/bf16: autocast)")
+    log("| preset | mode | lockstep ms | rel L2 | eager ms | rel L2 | eager/lockstep |")
+    log("|---|---|---|---|---|---|---|")
+    for name, mode, lr, er in mode_rows:
+        f = lambda x, k, fmt: fmt.format(x[k]) if k in x and x[k] is not None else "n/a"
+        lm = lr.get("median_ms")
+        ratio = "{:.2f}x".format(er["ms"] / lm) if lm and "ms" in er else "n/a"
+        log(f"| {name} | {mode} | {f(lr, 'median_ms', '{:.2f}')} | {f(lr, 'rel_l2', '{:.2e}')} | {f(er, 'ms', '{:.2f}')} | "
+            f"{f(er, 'rel_l2', '{:.2e}')} | {ratio} |")
 
 
 if __name__ == "__main__":

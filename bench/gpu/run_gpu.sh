@@ -2,7 +2,8 @@
 # One call on the GPU machine: GPU tests (incl. the ONNX node suite on cuda), `lockstep check`
 # (8 fresh processes) and `compare`, then the benchmark against PyTorch. Run from the repo root
 # with the packaged folder (bench/gpu/package.sh) carried as build-gpurun/. Logs go to $OUT.
-# STEPS (default "tests check bench") picks parts.
+# STEPS (default "tests check bench") picks parts; also "fast" (check/compare in the reduced-precision
+# modes) and "probe" (the 3xTF32 convolution probe, build-gpurun/conv3xtf32_probe when packed).
 set -uo pipefail
 PKG=${PKG:-build-gpurun}
 OUT=${OUT:-/tmp/gpu_out}
@@ -26,6 +27,15 @@ check)
     timeout 120 "$PKG/lockstep" compare $M/vits_seed_174.onnx --inputs $M/vits_seed_174.z_p.npy $M/vits_seed_174.y_mask.npy
     timeout 120 "$PKG/lockstep" compare $M/vits_seed_174.onnx --ref cpu --test cuda --inputs $M/vits_seed_174.z_p.npy $M/vits_seed_174.y_mask.npy
   } 2>&1 | tee "$OUT/check.log" ;;
+fast)
+  { for prec in tf32 fp16 bf16; do
+      echo "## lockstep check vits_seed_dec_T256 --fresh 2 --precision $prec"
+      timeout 120 "$PKG/lockstep" check $M/vits_seed_dec_T256.onnx --inputs $M/vits_seed_dec_T256.z_p.npy $M/vits_seed_dec_T256.y_mask.npy --fresh 2 --precision $prec
+      echo "## lockstep compare vits_seed_174 --precision $prec"
+      timeout 60 "$PKG/lockstep" compare $M/vits_seed_174.onnx --inputs $M/vits_seed_174.z_p.npy $M/vits_seed_174.y_mask.npy --precision $prec
+    done; } 2>&1 | tee "$OUT/fast.log" | grep -E "^##|PASS|FAIL|precision|AGREE|DIVERGE|SHA-256|rror" ;;
+probe)
+  [ -x "$PKG/conv3xtf32_probe" ] && timeout 120 "$PKG/conv3xtf32_probe" 2>&1 | tee "$OUT/probe.log" ;;
 bench)
   echo "## compile time and run time of the 174-node default (vits_seed_174) on cuda" | tee "$OUT/bench.log"
   timeout 60 "$PKG/lockstep_bench" $M/vits_seed_174.onnx --backend cuda --inputs $M/vits_seed_174.z_p.npy $M/vits_seed_174.y_mask.npy \

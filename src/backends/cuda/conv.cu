@@ -1,6 +1,9 @@
 // Convolution family: Conv as cudnnConvolutionForward, ConvTranspose as
 // cudnnConvolutionBackwardData. Algorithms come from cuDNN's heuristics (no timing), filtered to
 // deterministic, FMA-only, precision-preserving choices; bias and epilogue follow in one kernel.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -21,6 +24,7 @@ struct CudnnConv {
   cudnnConvolutionFwdAlgo_t fwd{};
   cudnnConvolutionBwdDataAlgo_t bwd{};
   size_t workspace = 0;
+  void* reduced_w = nullptr;  // fp16/bf16 weights converted at compile (own allocation)
   CudnnConv() {
     cudnnCreateTensorDescriptor(&x);
     cudnnCreateTensorDescriptor(&y);
@@ -34,6 +38,7 @@ struct CudnnConv {
     cudnnDestroyConvolutionDescriptor(conv);
     if (bias) cudnnDestroyTensorDescriptor(bias);
     if (identity) cudnnDestroyActivationDescriptor(identity);
+    if (reduced_w) cudaFree(reduced_w);
   }
   CudnnConv(const CudnnConv&) = delete;
   CudnnConv& operator=(const CudnnConv&) = delete;
@@ -101,18 +106,22 @@ Geometry geometry(const ir::Graph& g, const ir::Node& node, int dims = 2) {
   return geo;
 }
 
-void set4d(cudnnTensorDescriptor_t desc, int64_t n, int64_t c, int64_t h, int64_t w, const std::string& node) {
-  check_cudnn(cudnnSetTensor4dDescriptor(desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, static_cast<int>(n), static_cast<int>(c),
+void set4d(cudnnTensorDescriptor_t desc, int64_t n, int64_t c, int64_t h, int64_t w, const std::string& node,
+           cudnnDataType_t type = CUDNN_DATA_FLOAT) {
+  check_cudnn(cudnnSetTensor4dDescriptor(desc, CUDNN_TENSOR_NCHW, type, static_cast<int>(n), static_cast<int>(c),
                                          static_cast<int>(h), static_cast<int>(w)), "tensor descriptor", node);
 }
 
-void set_conv(CudnnConv& p, const Geometry& geo, int64_t pad_h, int64_t pad_w, const std::string& node) {
+void set_conv(CudnnConv& p, const Geometry& geo, int64_t pad_h, int64_t pad_w, const std::string& node,
+              Precision precision = Precision::kFp32) {
   check_cudnn(cudnnSetConvolution2dDescriptor(p.conv, static_cast<int>(pad_h), static_cast<int>(pad_w), static_cast<int>(geo.s[0]),
                                               static_cast<int>(geo.s[1]), static_cast<int>(geo.d[0]), static_cast<int>(geo.d[1]),
                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), "convolution descriptor", node);
   check_cudnn(cudnnSetConvolutionGroupCount(p.conv, static_cast<int>(geo.group)), "group count", node);
-  // FMA math: no TF32 or other reduced-precision tensor-core paths.
-  check_cudnn(cudnnSetConvolutionMathType(p.conv, CUDNN_FMA_MATH), "math type", node);
+  // Strict fp32: FMA math, no TF32 or other reduced-precision tensor-core paths. Fast modes:
+  // tensor cores (TF32 for float data; fp16/bf16 data accumulates in float: compute type FLOAT).
+  check_cudnn(cudnnSetConvolutionMathType(p.conv, precision == Precision::kFp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
+              "math type", node);
 }
 
 bool precise_fwd(cudnnConvolutionFwdAlgo_t a) {
@@ -131,11 +140,14 @@ void choose_fwd(Context& ctx, CudnnConv& p, const std::string& node) {
   for (int pass = forced && *forced ? 0 : 1; pass < 2 && !found; ++pass)
     for (int i = 0; i < returned && !found; ++i) {
       const auto& r = perf[i];
-      if (r.status != CUDNN_STATUS_SUCCESS || r.determinism != CUDNN_DETERMINISTIC || r.mathType != CUDNN_FMA_MATH ||
+      const bool math_ok = ctx.precision == Precision::kFp32 ? r.mathType == CUDNN_FMA_MATH : true;  // fast modes: whichever the heuristics rank first
+      if (r.status != CUDNN_STATUS_SUCCESS || r.determinism != CUDNN_DETERMINISTIC || !math_ok ||
           !precise_fwd(r.algo) || r.memory > kMaxConvWorkspace)
         continue;
       if (pass == 0 && static_cast<int>(r.algo) != std::atoi(forced)) continue;
       p.fwd = r.algo;
+      if (ctx.precision != Precision::kFp32)
+        check_cudnn(cudnnSetConvolutionMathType(p.conv, r.mathType), "math type", node);
       found = true;
     }
   if (!found) p.fwd = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;  // deterministic, no workspace
@@ -173,7 +185,136 @@ ir::ValueId fused_residual(const ir::Graph& g, const ir::Node& node, const Cudnn
   return step.operand;
 }
 
+// ---- fp16 / bf16 convolutions (Options.precision): x converted (and padded) into scratch, weights
+// converted once at compile, cuDNN with float accumulation, the epilogue reads the 2-byte result.
+
+template <class H> __device__ inline H to_reduced(float v);
+template <> __device__ inline __half to_reduced<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ inline __nv_bfloat16 to_reduced<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+// dst[n, c, h, w] (h < dh, w < dw) = src[n, c, h - ph, w - pw], 0 outside: rows of dw elements.
+template <class H>
+__global__ void to_reduced_pad_kernel(const float* src, H* dst, int64_t rows, int dh, int dw, int sh, int sw, int ph, int pw) {
+  const int64_t total = rows * dw;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int w = static_cast<int>(i % dw);
+    const int64_t r = i / dw;
+    const int h = static_cast<int>(r % dh);
+    const int64_t nc = r / dh;
+    const int ih = h - ph, iw = w - pw;
+    const float v = ih >= 0 && ih < sh && iw >= 0 && iw < sw ? src[(nc * sh + ih) * sw + iw] : 0.0f;
+    dst[i] = to_reduced<H>(v);
+  }
+}
+
+// Same shape: four elements per thread (n4 = count / 4), one float4 load and one 8-byte store.
+template <class H>
+__global__ void to_reduced_vec4_kernel(const float4* src, uint2* dst, int64_t n4) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n4;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const float4 v = src[i];
+    H h[4] = {to_reduced<H>(v.x), to_reduced<H>(v.y), to_reduced<H>(v.z), to_reduced<H>(v.w)};
+    dst[i] = *reinterpret_cast<const uint2*>(h);
+  }
+}
+
+template <class H>
+void launch_to_reduced(const float* src, void* dst, int64_t rows, int64_t dh, int64_t dw, int64_t sh, int64_t sw, int64_t ph,
+                       int64_t pw, cudaStream_t s) {
+  const int64_t total = rows * dh * dw;
+  if (total == 0) return;
+  if (dh == sh && dw == sw && total % 4 == 0)
+    to_reduced_vec4_kernel<H><<<grid_for(total / 4), kBlock, 0, s>>>(reinterpret_cast<const float4*>(src), static_cast<uint2*>(dst), total / 4);
+  else
+    to_reduced_pad_kernel<H><<<grid_for(total), kBlock, 0, s>>>(src, static_cast<H*>(dst), rows * dh, static_cast<int>(dh), static_cast<int>(dw),
+                                                                static_cast<int>(sh), static_cast<int>(sw), static_cast<int>(ph), static_cast<int>(pw));
+}
+
+size_t align256(size_t x) { return (x + 255) / 256 * 256; }
+
+// Host conversion of a constant weight (float64 or float32 on the host) to 2-byte values.
+std::vector<uint16_t> reduced_host(const Tensor& t, bool bf16) {
+  const Tensor f = t.dtype() == DType::Float32 ? t : t.to(DType::Float32);
+  const float* v = f.data<float>();
+  const size_t n = static_cast<size_t>(f.numel());
+  std::vector<uint16_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (bf16) {
+      const __nv_bfloat16 b = __float2bfloat16_rn(v[i]);
+      std::memcpy(&out[i], &b, 2);
+    } else {
+      const __half h = __float2half_rn(v[i]);
+      std::memcpy(&out[i], &h, 2);
+    }
+  }
+  return out;
+}
+
+void record_conv_forward_reduced(Context& ctx, int node_index, NodeProgram& program) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
+  const Geometry geo = geometry(g, node);
+  const bool bf16 = ctx.precision == Precision::kBf16;
+  const cudnnDataType_t type = bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
+  auto p = std::make_shared<CudnnConv>();
+  const bool symmetric = geo.pb[0] == geo.pe[0] && geo.pb[1] == geo.pe[1];
+  const int64_t xh = symmetric ? geo.in[0] : geo.in[0] + geo.pb[0] + geo.pe[0];
+  const int64_t xw = symmetric ? geo.in[1] : geo.in[1] + geo.pb[1] + geo.pe[1];
+  set4d(p->x, geo.n, geo.c_in, xh, xw, node.name, type);
+  set4d(p->y, geo.n, geo.c_out, geo.out[0], geo.out[1], node.name, type);
+  check_cudnn(cudnnSetFilter4dDescriptor(p->w, type, CUDNN_TENSOR_NCHW, static_cast<int>(geo.c_out),
+                                         static_cast<int>(geo.c_in / geo.group), static_cast<int>(geo.k[0]), static_cast<int>(geo.k[1])),
+              "filter descriptor", node.name);
+  set_conv(*p, geo, symmetric ? geo.pb[0] : 0, symmetric ? geo.pb[1] : 0, node.name, ctx.precision);
+  int dims[4];
+  check_cudnn(cudnnGetConvolutionNdForwardOutputDim(p->conv, p->x, p->w, 4, dims), "output dims", node.name);
+  if (dims[0] != geo.n || dims[1] != geo.c_out || dims[2] != geo.out[0] || dims[3] != geo.out[1])
+    throw Error(ErrorCode::Internal, "cuda: cuDNN's Conv output shape disagrees with shape inference", node.name, "Conv");
+  choose_fwd(ctx, *p, node.name);
+  const ir::ValueId x = node.inputs[0], w = node.inputs[1];
+  const ir::ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : ir::kNoValue;
+  // Scratch: [x in 2 bytes | y in 2 bytes | w in 2 bytes when w is not a constant].
+  const size_t x_bytes = align256(static_cast<size_t>(geo.n * geo.c_in * xh * xw) * 2);
+  const size_t y_bytes = align256(static_cast<size_t>(geo.n * geo.c_out * geo.out[0] * geo.out[1]) * 2);
+  const int64_t w_count = num_elements(g.value(w).shape);
+  const bool w_const = g.value(w).constant.defined();
+  ctx.need_scratch(x_bytes + y_bytes + (w_const ? 0 : align256(static_cast<size_t>(w_count) * 2)));
+  if (w_const && w_count) {
+    const std::vector<uint16_t> host = reduced_host(g.value(w).constant, bf16);
+    check_cuda(cudaMalloc(&p->reduced_w, host.size() * 2), "fp16/bf16 weights", node.name);
+    check_cuda(cudaMemcpy(p->reduced_w, host.data(), host.size() * 2, cudaMemcpyHostToDevice), "upload fp16/bf16 weights", node.name);
+  }
+  const Context* c = &ctx;
+  const std::string name = node.name;
+  const Geometry gg = geo;
+  program.launches.push_back({bf16 ? "conv_input_to_bf16" : "conv_input_to_fp16", [=](cudaStream_t s) {
+    char* base = static_cast<char*>(c->scratch());
+    const int64_t rows = gg.n * gg.c_in;
+    if (bf16) launch_to_reduced<__nv_bfloat16>(c->fptr(x), base, rows, xh, xw, gg.in[0], gg.in[1], symmetric ? 0 : gg.pb[0], symmetric ? 0 : gg.pb[1], s);
+    else launch_to_reduced<__half>(c->fptr(x), base, rows, xh, xw, gg.in[0], gg.in[1], symmetric ? 0 : gg.pb[0], symmetric ? 0 : gg.pb[1], s);
+    if (!w_const && w_count) {
+      void* wd = base + x_bytes + y_bytes;
+      if (bf16) launch_to_reduced<__nv_bfloat16>(c->fptr(w), wd, 1, 1, w_count, 1, w_count, 0, 0, s);
+      else launch_to_reduced<__half>(c->fptr(w), wd, 1, 1, w_count, 1, w_count, 0, 0, s);
+    }
+  }});
+  program.launches.push_back({std::string("cudnn_conv_forward_") + (bf16 ? "bf16" : "fp16") + "_algo" + std::to_string(static_cast<int>(p->fwd)),
+                              [=](cudaStream_t) {
+    const float one = 1.0f, zero = 0.0f;
+    char* base = static_cast<char*>(c->scratch());
+    const void* wd = w_const ? p->reduced_w : base + x_bytes + y_bytes;
+    check_cudnn(cudnnConvolutionForward(c->cudnn, &one, p->x, base, p->w, wd, p->conv, p->fwd, c->workspace(), p->workspace, &zero,
+                                        p->y, base + x_bytes), "convolution forward (fp16/bf16)", name);
+  }});
+  record_epilogue_from_reduced(ctx, node_index, program, bias, bf16 ? 2 : 1, x_bytes);
+}
+
 void record_conv_forward(Context& ctx, int node_index, NodeProgram& program) {
+  if (ctx.precision == Precision::kFp16 || ctx.precision == Precision::kBf16) {
+    record_conv_forward_reduced(ctx, node_index, program);
+    return;
+  }
   const ir::Graph& g = ctx.graph();
   const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
   const Geometry geo = geometry(g, node);
@@ -186,7 +327,7 @@ void record_conv_forward(Context& ctx, int node_index, NodeProgram& program) {
   check_cudnn(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(geo.c_out),
                                          static_cast<int>(geo.c_in / geo.group), static_cast<int>(geo.k[0]), static_cast<int>(geo.k[1])),
               "filter descriptor", node.name);
-  set_conv(*p, geo, symmetric ? geo.pb[0] : 0, symmetric ? geo.pb[1] : 0, node.name);
+  set_conv(*p, geo, symmetric ? geo.pb[0] : 0, symmetric ? geo.pb[1] : 0, node.name, ctx.precision);
   int dims[4];
   check_cudnn(cudnnGetConvolutionNdForwardOutputDim(p->conv, p->x, p->w, 4, dims), "output dims", node.name);
   if (dims[0] != geo.n || dims[1] != geo.c_out || dims[2] != geo.out[0] || dims[3] != geo.out[1])

@@ -68,6 +68,14 @@ size_t device_elem_size(DType dtype) {
   return 4;
 }
 
+Precision parse_precision(const std::string& name) {
+  if (name == "fp32" || name.empty()) return Precision::kFp32;
+  if (name == "tf32") return Precision::kTf32;
+  if (name == "fp16") return Precision::kFp16;
+  if (name == "bf16") return Precision::kBf16;
+  throw Error(ErrorCode::InvalidArgument, "unknown precision '" + name + "' (known: fp32, tf32, fp16, bf16)");
+}
+
 DType device_dtype(DType dtype) { return dtype == DType::Float64 ? DType::Float32 : dtype; }
 
 std::vector<int64_t> contiguous_strides(const Shape& shape) {

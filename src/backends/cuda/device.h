@@ -40,6 +40,11 @@ struct NodeProgram {
   std::vector<Launch> launches;
 };
 
+// Options.precision: kFp32 is strict IEEE float32 (FMA math, pedantic cuBLAS); the others are the
+// fast modes (tf32 tensor cores; fp16/bf16 convolution inputs and weights, float accumulation).
+enum class Precision { kFp32, kTf32, kFp16, kBf16 };
+Precision parse_precision(const std::string& name);  // throws InvalidArgument for an unknown name
+
 class Context {
  public:
   explicit Context(const ir::Graph& graph) : graph_(graph) {}
@@ -67,6 +72,7 @@ class Context {
   cublasHandle_t cublas = nullptr;
   cudnnHandle_t cudnn = nullptr;
   bool safe = false;
+  Precision precision = Precision::kFp32;
 
   // Set by the executor's layout.
   std::vector<void*> value_ptr_;

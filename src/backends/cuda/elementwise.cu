@@ -1,5 +1,8 @@
 // Element-wise family: one "program" kernel evaluates a node's op and its fused epilogue in a
 // single pass (acc = load(src); acc = step(acc, operand) ...), broadcasting every operand.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -28,6 +31,7 @@ struct EwProgram {
   int64_t n = 0;
   int64_t dims[kMaxRank] = {};
   EwOperand src;
+  int src_kind = 0;  // 0: src is T; 1: half, 2: bfloat16 (a reduced-precision convolution's output)
   int nsteps = 0;
   EwStep steps[kMaxSteps];
   EwOperand ops[kMaxSteps];
@@ -83,6 +87,10 @@ __device__ inline long long apply(int code, long long a, long long b, float) {
   }
 }
 
+__device__ inline float load_reduced(const void* base, size_t off, int kind) {
+  return kind == 1 ? __half2float(static_cast<const __half*>(base)[off]) : __bfloat162float(static_cast<const __nv_bfloat16*>(base)[off]);
+}
+
 // R > 0: the collapsed rank known at compile time (no loop over kMaxRank; rank 1 divides nothing).
 template <class T, class I, int R>
 __global__ void ew_program_kernel(EwProgram p) {
@@ -112,7 +120,12 @@ __global__ void ew_program_kernel(EwProgram p) {
         if (d < rank) off += coord[d] * static_cast<I>(o.strides[d]);
       return off;
     };
-    T acc = static_cast<const T*>(p.src.ptr)[offset(p.src)];
+    T acc;
+    if constexpr (std::is_same_v<T, float>) {
+      acc = p.src_kind ? load_reduced(p.src.ptr, offset(p.src), p.src_kind) : static_cast<const float*>(p.src.ptr)[offset(p.src)];
+    } else {
+      acc = static_cast<const T*>(p.src.ptr)[offset(p.src)];
+    }
     for (int s = 0; s < p.nsteps; ++s) {
       const EwStep st = p.steps[s];
       T b = T(0);
@@ -150,7 +163,24 @@ __global__ void ew_program_vec4_kernel(EwProgram p) {
       }
       return *reinterpret_cast<const float4*>(ptr);
     };
-    float4 acc = load(p.src);
+    float4 acc;
+    if (p.src_kind) {  // four 2-byte elements: one 8-byte load
+      uint32_t off = 0;
+#pragma unroll
+      for (int d = 0; d < R; ++d) off += coord[d] * static_cast<uint32_t>(p.src.strides[d]);
+      const uint2 raw = *reinterpret_cast<const uint2*>(static_cast<const char*>(p.src.ptr) + size_t{off} * 2);
+      float2 lo, hi;
+      if (p.src_kind == 1) {
+        lo = __half22float2(*reinterpret_cast<const __half2*>(&raw.x));
+        hi = __half22float2(*reinterpret_cast<const __half2*>(&raw.y));
+      } else {
+        lo = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.x));
+        hi = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.y));
+      }
+      acc = make_float4(lo.x, lo.y, hi.x, hi.y);
+    } else {
+      acc = load(p.src);
+    }
     for (int s = 0; s < p.nsteps; ++s) {
       const EwStep st = p.steps[s];
       float4 b = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -171,10 +201,10 @@ __global__ void ew_program_vec4_kernel(EwProgram p) {
   }
 }
 
-bool vec4_ok(const EwOperand& o, int rank) {
+bool vec4_ok(const EwOperand& o, int rank, size_t align = 16) {
   const int64_t inner = o.strides[rank - 1];
-  if (inner == 0) return true;  // broadcast along the inner dim: scalar loads
-  if (inner != 1 || reinterpret_cast<uintptr_t>(o.ptr) % 16) return false;
+  if (inner == 0) return align == 16;  // broadcast along the inner dim: scalar loads (float operands only)
+  if (inner != 1 || reinterpret_cast<uintptr_t>(o.ptr) % align) return false;
   for (int d = 0; d < rank - 1; ++d)
     if (o.strides[d] % 4) return false;  // keeps every float4 load 16-byte aligned
   return true;
@@ -183,7 +213,8 @@ bool vec4_ok(const EwOperand& o, int rank) {
 template <class T, class I>
 void launch_ew(const EwProgram& p, cudaStream_t stream) {
   if constexpr (std::is_same_v<T, float> && std::is_same_v<I, uint32_t>) {
-    bool vec = p.rank <= 3 && p.dims[p.rank - 1] % 4 == 0 && reinterpret_cast<uintptr_t>(p.out) % 16 == 0 && vec4_ok(p.src, p.rank);
+    bool vec = p.rank <= 3 && p.dims[p.rank - 1] % 4 == 0 && reinterpret_cast<uintptr_t>(p.out) % 16 == 0 &&
+               vec4_ok(p.src, p.rank, p.src_kind ? 8 : 16);
     for (int s = 0; s < p.nsteps && vec; ++s)
       if (p.steps[s].operand >= 0) vec = vec4_ok(p.ops[p.steps[s].operand], p.rank);
     if (vec) {
@@ -215,7 +246,7 @@ struct StepSpec {
 template <class T>
 void launch_program(const Context& ctx, const Shape& out_shape, ir::ValueId src,
                     const std::vector<int64_t>& src_strides_in, const std::vector<StepSpec>& steps,
-                    ir::ValueId out, cudaStream_t stream) {
+                    ir::ValueId out, cudaStream_t stream, int src_kind = 0, size_t src_scratch_offset = 0) {
   std::vector<int64_t> dims = out_shape;
   std::vector<int64_t> src_strides = src_strides_in;
   std::vector<std::vector<int64_t>> op_strides;
@@ -234,7 +265,8 @@ void launch_program(const Context& ctx, const Shape& out_shape, ir::ValueId src,
     p.dims[d] = dims[static_cast<size_t>(d)];
     p.src.strides[d] = src_strides[static_cast<size_t>(d)];
   }
-  p.src.ptr = ctx.ptr(src);
+  p.src.ptr = src_kind ? static_cast<const char*>(ctx.scratch()) + src_scratch_offset : ctx.ptr(src);
+  p.src_kind = src_kind;
   p.out = ctx.ptr(out);
   p.nsteps = static_cast<int>(steps.size());
   for (int s = 0; s < p.nsteps; ++s) {
@@ -253,8 +285,10 @@ void launch_program(const Context& ctx, const Shape& out_shape, ir::ValueId src,
 }
 
 // Appends launches running `steps` on src -> out, split into chunks of kMaxSteps (later chunks in place).
+// src_kind 1/2: the first chunk reads a half/bfloat16 tensor at scratch + src_scratch_offset instead of src.
 void append_programs(Context& ctx, NodeProgram& program, const std::string& kernel, ir::ValueId src,
-                     std::vector<int64_t> src_strides, std::vector<StepSpec> steps, ir::ValueId out) {
+                     std::vector<int64_t> src_strides, std::vector<StepSpec> steps, ir::ValueId out, int src_kind = 0,
+                     size_t src_scratch_offset = 0) {
   const ir::Graph& g = ctx.graph();
   const Shape out_shape = g.value(out).shape;
   const bool is_int = device_dtype(g.value(out).dtype) == DType::Int64;
@@ -265,9 +299,10 @@ void append_programs(Context& ctx, NodeProgram& program, const std::string& kern
     const Context* c = &ctx;
     program.launches.push_back({kernel, [=](cudaStream_t stream) {
       if (is_int) launch_program<long long>(*c, out_shape, src, src_strides, chunk, out, stream);
-      else launch_program<float>(*c, out_shape, src, src_strides, chunk, out, stream);
+      else launch_program<float>(*c, out_shape, src, src_strides, chunk, out, stream, src_kind, src_scratch_offset);
     }});
     src = out;
+    src_kind = 0;
     src_strides = contiguous_strides(out_shape);
     begin = end;
   } while (begin < steps.size());
@@ -580,6 +615,28 @@ void record_epilogue(Context& ctx, int node_index, NodeProgram& program, ir::Val
   std::string kernel = std::string("epilogue_") + ir::op_name(node.op);
   if (bias != ir::kNoValue) kernel += "+bias";
   append_programs(ctx, program, kernel, out, contiguous_strides(out_shape), std::move(steps), out);
+}
+
+}  // namespace lockstep::cuda
+
+namespace lockstep::cuda {
+
+void record_epilogue_from_reduced(Context& ctx, int node_index, NodeProgram& program, ir::ValueId bias, int src_kind,
+                                  size_t src_scratch_offset) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
+  const ir::ValueId out = node.outputs[0];
+  const Shape& out_shape = g.value(out).shape;
+  std::vector<StepSpec> steps;
+  if (bias != ir::kNoValue) {
+    std::vector<int64_t> st(out_shape.size(), 0);
+    if (st.size() > 1) st[1] = 1;
+    steps.push_back({kAdd, bias, st, false, 0.0f});
+  }
+  for (auto& s : epilogue_specs(g, node)) steps.push_back(std::move(s));
+  std::string kernel = std::string("epilogue_") + (src_kind == 1 ? "from_fp16_" : "from_bf16_") + ir::op_name(node.op);
+  if (bias != ir::kNoValue) kernel += "+bias";
+  append_programs(ctx, program, kernel, out, contiguous_strides(out_shape), std::move(steps), out, src_kind, src_scratch_offset);
 }
 
 }  // namespace lockstep::cuda

@@ -59,10 +59,13 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "create stream");
     ctx_ = std::make_unique<Context>(graph_);
     ctx_->safe = options.safe;
+    ctx_->precision = parse_precision(options.precision);
     check_cublas(cublasCreate(&ctx_->cublas), "create handle");
     check_cublas(cublasSetStream(ctx_->cublas, stream_), "set stream");
-    // Pedantic: IEEE float32 everywhere, no TF32 or reduced-precision reductions.
-    check_cublas(cublasSetMathMode(ctx_->cublas, CUBLAS_PEDANTIC_MATH), "set math mode");
+    // Pedantic: IEEE float32 everywhere, no TF32 or reduced-precision reductions. The fast modes
+    // run every SGEMM (MatMul, Gemm, the ConvTranspose GEMM) on TF32 tensor cores.
+    check_cublas(cublasSetMathMode(ctx_->cublas, ctx_->precision == Precision::kFp32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_TF32_TENSOR_OP_MATH),
+                 "set math mode");
     check_cublas(cublasSetAtomicsMode(ctx_->cublas, CUBLAS_ATOMICS_NOT_ALLOWED), "forbid atomics");
     check_cudnn(cudnnCreate(&ctx_->cudnn), "create handle");
     check_cudnn(cudnnSetStream(ctx_->cudnn, stream_), "set stream");

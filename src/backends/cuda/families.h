@@ -18,6 +18,10 @@ void record_elementwise(Context& ctx, int node_index, NodeProgram& program);
 // `skip_steps` leading epilogue steps were already applied (e.g. a residual Add fused into cuDNN).
 void record_epilogue(Context& ctx, int node_index, NodeProgram& program, ir::ValueId bias = ir::kNoValue,
                      size_t skip_steps = 0);
+// Like record_epilogue, but reads the node's raw result from a half (src_kind 1) or bfloat16 (2)
+// tensor at scratch + src_scratch_offset (contiguous, the output's shape); always appends a launch.
+void record_epilogue_from_reduced(Context& ctx, int node_index, NodeProgram& program, ir::ValueId bias, int src_kind,
+                                  size_t src_scratch_offset);
 std::optional<std::string> elementwise_unsupported(const ir::Graph& graph, const ir::Node& node);
 
 // data_movement.cu: Slice, Split, Concat, Reshape, Flatten, Transpose, Unsqueeze, Squeeze, Pad,
