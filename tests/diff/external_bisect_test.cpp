@@ -9,6 +9,7 @@
 
 #include "diff/fault.h"
 #include "onnx/export.h"
+#include "runners/faulty_cpu.h"
 #include "support/fixtures.h"
 #include "zoo/seed_flow.h"
 
@@ -18,32 +19,7 @@ namespace {
 constexpr int kFaultsInProcess = 20;
 constexpr double kFaultScale = 1.5;
 
-// lockstep's cpu backend on the extracted model, with a fault planted at `spec.node` when the
-// model contains it (kept a kernel boundary through Options.observe).
-Runner faulty_cpu(const FaultSpec& spec) {
-  return Runner::function("cpu+fault@" + spec.node, [spec](const std::string& path, const NamedTensors& inputs,
-                                                           const std::vector<std::string>& wanted) {
-    Model model = Model::load(path);
-    const ir::Graph& g = model.graph();
-    Options options;
-    options.threads = 1;
-    options.observe = {spec.node};
-    std::vector<Tensor> feeds;
-    for (ir::ValueId v : g.inputs) {
-      Tensor t = inputs.at(g.value(v).name);
-      options.input_shapes[g.value(v).name] = t.shape();
-      feeds.push_back(t);
-    }
-    auto exe = compile(model, "cpu", options);
-    RunOptions run;
-    run.fault_for_testing = make_fault(spec);
-    std::vector<Tensor> outs = exe->run(feeds, run);
-    NamedTensors result;
-    for (size_t i = 0; i < g.outputs.size(); ++i) result[g.value(g.outputs[i]).name] = outs[i];
-    for (const auto& w : wanted) EXPECT_TRUE(result.count(w)) << w;
-    return result;
-  });
-}
+using test::faulty_cpu;
 
 std::string default_model_path() {
   static const std::string path = [] {
