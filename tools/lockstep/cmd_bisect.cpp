@@ -103,6 +103,7 @@ int cmd_bisect(const BisectArgs& args) {
   diff::BisectConfig config;
   config.ref = args.ref;
   config.options.threads = args.common.threads;
+  config.options.max_memory_bytes = args.common.max_memory;
   config.options.input_shapes = inputs.bind;
   config.tolerance.safety = args.safety;
   config.tolerance.floor = args.floor;

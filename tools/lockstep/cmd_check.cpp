@@ -118,6 +118,7 @@ int cmd_check(const CheckArgs& args) {
   std::vector<Anchor> anchors = choose_anchors(graph, embedded);
   Options options;
   options.threads = args.common.threads;
+  options.max_memory_bytes = args.common.max_memory;
   options.input_shapes = inputs.bind;
   options.precision = args.common.precision;
   // Reduced precision (cuda fast modes): cuda's error is printed, not held to the fp32 bar.

@@ -27,6 +27,7 @@ int cmd_compare(const CompareArgs& given) {
   if (inputs.drawn) std::cerr << "lockstep: no inputs given; drawing them from seed " << args.inputs.seed << '\n';
   Options options;
   options.threads = args.common.threads;
+  options.max_memory_bytes = args.common.max_memory;
   options.input_shapes = inputs.bind;
   options.precision = args.common.precision;
   // Reduced precision (cuda fast modes): the error is reported, not held to the fp32 bar.

@@ -129,6 +129,7 @@ int cmd_determinism(const DeterminismArgs& args) {
     progress.step("in-process A1, A1 again, B, C, A2, A1 after A2");
     Options options;
     options.threads = args.common.threads;
+    options.max_memory_bytes = args.common.max_memory;
     options.input_shapes = inputs.bind;
     std::vector<diff::OtherGraph> others{
         {"B", Model::from_graph(zoo::seed_flow_graph(kGraphBSeed, kGraphBFrames)), zoo::seed_flow_inputs(kGraphBFrames)},

@@ -24,6 +24,7 @@ int cmd_run(const RunArgs& args) {
               << " (uniform[-1,1] floats, zero integers)\n";
   Options options;
   options.threads = args.common.threads;
+  options.max_memory_bytes = args.common.max_memory;
   options.input_shapes = inputs.bind;
   options.print_after_all = args.print_after_all;
   options.opt_bisect_limit = args.opt_bisect_limit;

@@ -25,6 +25,7 @@ struct CommonArgs {
   int threads = 0;
   bool json = false;
   std::string precision = "fp32";  // --precision (run, compare, check): cuda fast modes
+  int64_t max_memory = 0;          // --max-memory: cap on the planned arena in bytes; 0 = none
 };
 
 struct RunArgs {

@@ -22,6 +22,8 @@ void add_inputs(CLI::App* cmd, InputArgs& in) {
 void add_common(CLI::App* cmd, CommonArgs& common) {
   cmd->add_option("--threads", common.threads, "CPU threads (0 = all hardware threads)")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", common.json, "machine-readable output on stdout");
+  cmd->add_option("--max-memory", common.max_memory, "cap on the planned memory arena in bytes (0 = none)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 // --precision on run, compare and check: the cuda fast modes (other backends compute as always).
