@@ -56,6 +56,9 @@ __global__ void __launch_bounds__(THREADS) conv1d_tc(const float* __restrict__ x
       ws[m * wrow + j] = co0 + m < cout ? w[(static_cast<size_t>(co0 + m) * cin + ci0) * ks + j] : 0.0f;
     }
     __syncthreads();
+    // Each chunk's products accumulate from zero on the tensor cores, then join acc with IEEE
+    // float adds: tensor-core accumulation is not round-to-nearest, and its bias grows with K.
+    float part[2][4][4] = {};
     for (int k = 0; k < ks; ++k) {
       uint32_t ah[2][4], al[2][4], bh[4][2], bl[4][2];
 #pragma unroll
@@ -78,12 +81,18 @@ __global__ void __launch_bounds__(THREADS) conv1d_tc(const float* __restrict__ x
 #pragma unroll
         for (int ni = 0; ni < 4; ++ni) {
           if (MODE == 3) {  // small terms first, then the large one
-            mma_tf32(acc[mi][ni], al[mi], bh[ni]);
-            mma_tf32(acc[mi][ni], ah[mi], bl[ni]);
+            mma_tf32(part[mi][ni], al[mi], bh[ni]);
+            mma_tf32(part[mi][ni], ah[mi], bl[ni]);
           }
-          mma_tf32(acc[mi][ni], ah[mi], bh[ni]);
+          mma_tf32(part[mi][ni], ah[mi], bh[ni]);
         }
     }
+#pragma unroll
+    for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[mi][ni][e] += part[mi][ni][e];
   }
 #pragma unroll
   for (int mi = 0; mi < 2; ++mi)

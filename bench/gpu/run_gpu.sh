@@ -16,9 +16,12 @@ export LOCKSTEP_MODELS_DIR=/tmp/gpurun/models LOCKSTEP_ONNX_NODE_DIR=/tmp/gpurun
 export LOCKSTEP_SKIP_LIST=$PWD/tests/conformance/skip_list.txt PYTHONUNBUFFERED=1
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 M=/tmp/gpurun/models
+# tests/support/fixtures.cpp reads <source dir>/../shared/models (compiled in as /work/shared/models),
+# not LOCKSTEP_MODELS_DIR: point it at the packed models when that folder is absent here.
+[ -e /work/shared/models ] || { mkdir -p /work/shared && ln -s "$M" /work/shared/models; }
 for step in $STEPS; do case $step in
 tests)
-  timeout 300 "$PKG/lockstep_gpu_tests" 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[(  PASSED|  FAILED|  SKIPPED) |^\[cuda\]|ONNX node|FAILED|tests ran" ;;
+  timeout ${TESTS_TIMEOUT:-300} "$PKG/lockstep_gpu_tests" 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[(  PASSED|  FAILED|  SKIPPED) |^\[cuda\]|ONNX node|FAILED|tests ran" ;;
 check)
   { echo "## lockstep check --fresh 8 (embedded default)"; timeout 240 "$PKG/lockstep" check --fresh 8
     echo "## lockstep check vits_seed_dec_T256 --fresh 8"
