@@ -13,9 +13,15 @@ namespace {
 
 constexpr uint64_t kDefaultSeed = 20240612;
 
+diff::BisectPassesConfig passes_config() {
+  diff::BisectPassesConfig config;
+  config.options.threads = test::kTestThreads;
+  return config;
+}
+
 TEST(BisectPasses, CleanPipelineAgrees) {
   test::BisectModel m = test::load_bisect_model("embedded");
-  diff::BisectPassesReport r = diff::bisect_passes(m.model, m.inputs, {});
+  diff::BisectPassesReport r = diff::bisect_passes(m.model, m.inputs, passes_config());
   EXPECT_GT(r.total_applications, 0);
   EXPECT_FALSE(r.baseline_diverges) << r.baseline_error;
   EXPECT_FALSE(r.found()) << r.culprit_line;
@@ -26,7 +32,7 @@ TEST(BisectPasses, CleanPipelineAgrees) {
 TEST(BisectPasses, PlantedFaultyApplicationIsNamedExactly) {
   for (const std::string label : {"embedded", "vits_seed_174"}) {
     test::BisectModel m = test::load_bisect_model(label);
-    diff::BisectPassesConfig config;
+    diff::BisectPassesConfig config = passes_config();
     std::vector<std::string> log;
     diff::prepare_with_limit(m.model, config, -1, &log);
     const int total = static_cast<int>(log.size());
@@ -52,7 +58,7 @@ TEST(BisectPasses, PlantedFaultyApplicationIsNamedExactly) {
 
 TEST(BisectPasses, UnknownBackendIsAClearError) {
   test::BisectModel m = test::load_bisect_model("embedded");
-  diff::BisectPassesConfig config;
+  diff::BisectPassesConfig config = passes_config();
   config.backend = "vulkan";
   try {
     diff::bisect_passes(m.model, m.inputs, config);

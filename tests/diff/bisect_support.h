@@ -9,12 +9,17 @@
 #include <vector>
 
 #include "core/npy.h"
+#include "diff/bisect.h"
 #include "ir/graph.h"
 #include "lockstep/lockstep.h"
 #include "support/fixtures.h"
 #include "zoo/seed_flow.h"
 
 namespace lockstep::test {
+
+// One CPU thread: the machines that run the suite are small and shared; OpenMP spinning on a busy
+// machine costs far more than it gains here.
+inline constexpr int kTestThreads = 1;
 
 struct BisectModel {
   std::string label;  // "embedded" or the shared stem
@@ -32,6 +37,12 @@ inline BisectModel load_bisect_model(const std::string& label) {
   if (label == "embedded") return {label, Model::from_graph(zoo::seed_flow_graph()), zoo::seed_flow_inputs()};
   const std::string stem = shared_models_dir() + "/" + label;
   return {label, Model::load(stem + ".onnx"), {read_npy(stem + ".z_p.npy"), read_npy(stem + ".y_mask.npy")}};
+}
+
+inline diff::BisectConfig test_bisect_config() {
+  diff::BisectConfig config;
+  config.options.threads = kTestThreads;
+  return config;
 }
 
 // The seed of the fault choices: LOCKSTEP_BISECT_SEED, else a fixed default (printed by the tests).

@@ -57,7 +57,7 @@ class BisectModelTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(BisectModelTest, CleanAgreesAndEveryPlantedFaultIsNamedExactly) {
   const auto t0 = std::chrono::steady_clock::now();
   test::BisectModel m = test::load_bisect_model(GetParam());
-  diff::Bisector bisector(m.model, m.inputs, {});
+  diff::Bisector bisector(m.model, m.inputs, test::test_bisect_config());
   const ir::Graph& g = bisector.graph();
   const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -125,14 +125,14 @@ INSTANTIATE_TEST_SUITE_P(Models, BisectModelTest, ::testing::ValuesIn(test::bise
 // A stale buffer: the node keeps its value from a run on other inputs.
 TEST(Bisect, StaleValueFromAnotherRunIsLocal) {
   test::BisectModel m = test::load_bisect_model("embedded");
-  diff::Bisector bisector(m.model, m.inputs, {});
+  diff::Bisector bisector(m.model, m.inputs, test::test_bisect_config());
   const ir::Graph& g = bisector.graph();
   const int k = static_cast<int>(g.nodes.size()) / 2;
   std::vector<Tensor> other = m.inputs;
   other[0] = other[0].clone();
   for (int64_t i = 0; i < other[0].numel(); ++i) other[0].data<float>()[i] *= -0.5f;
   Tensor stale;
-  auto exe = find_backend("cpu")->compile(g, {});
+  auto exe = find_backend("cpu")->compile(g, test::test_bisect_config().options);
   RunOptions run;
   run.tap = [&](const ir::Node& node, int o, const Tensor& v) {
     if (o == 0 && node.name == g.nodes[static_cast<size_t>(k)].name) stale = v.clone();
@@ -147,7 +147,7 @@ TEST(Bisect, StaleValueFromAnotherRunIsLocal) {
 
 TEST(Bisect, ReportsCarryEveryRow) {
   test::BisectModel m = test::load_bisect_model("embedded");
-  diff::Bisector bisector(m.model, m.inputs, {});
+  diff::Bisector bisector(m.model, m.inputs, test::test_bisect_config());
   const ir::Graph& g = bisector.graph();
   const int k = 7;
   FaultSpec fault{g.nodes[k].result_onnx_name(), FaultKind::Offset, 1.0};
@@ -161,7 +161,7 @@ TEST(Bisect, ReportsCarryEveryRow) {
   std::string md = diff::format_markdown(r);
   size_t table_lines = 0;
   for (size_t p = md.find("\n| "); p != std::string::npos; p = md.find("\n| ", p + 1)) ++table_lines;
-  EXPECT_EQ(table_lines, g.nodes.size() + 1);  // header + one per node (the rule line starts "| ---")
+  EXPECT_EQ(table_lines, g.nodes.size() + 2);  // header, rule line, one row per node
   std::string text = diff::format_text(r);
   EXPECT_NE(text.find("first divergent node: #" + std::to_string(k + 1) + " '" + fault.node + "'"), std::string::npos);
   EXPECT_NE(text.find("> "), std::string::npos);
@@ -176,9 +176,11 @@ TEST(Bisect, OneNodeGraphKeepsConstantsAndFeedsTheRest) {
     EXPECT_EQ(one.nodes[0].result_onnx_name(), g.nodes[n].result_onnx_name());
     EXPECT_FALSE(one.plan.has_value());
     for (ir::ValueId in : one.inputs) EXPECT_FALSE(one.is_constant(in));
-    for (ir::ValueId in : g.nodes[n].inputs)
-      if (in != ir::kNoValue && g.is_constant(in))
+    for (ir::ValueId in : g.nodes[n].inputs) {
+      if (in != ir::kNoValue && g.is_constant(in)) {
         EXPECT_TRUE(one.is_constant(one.find_value(g.value(in).name))) << g.value(in).name;
+      }
+    }
   }
 }
 
@@ -194,7 +196,7 @@ TEST(Bisect, BadArgumentsAreClearErrors) {
     EXPECT_NE(std::string(e.what()).find("unknown backend 'metal'"), std::string::npos) << e.what();
   }
   EXPECT_THROW(diff::Bisector(m.model, {m.inputs[0]}, {}), Error);  // one input of two
-  diff::Bisector bisector(m.model, m.inputs, {});
+  diff::Bisector bisector(m.model, m.inputs, test::test_bisect_config());
   try {
     bisector.run("tpu");
     FAIL() << "an unknown test backend was accepted";

@@ -39,7 +39,7 @@ class CliDiffTest : public ::testing::Test {
 };
 
 TEST_F(CliDiffTest, BisectCleanCpuAgreesInEveryFormat) {
-  Result j = lockstep("bisect --test cpu --format json --threads 2");
+  Result j = lockstep("bisect --test cpu --format json --threads 1");
   ASSERT_EQ(j.rc, 0) << j.err << j.out.substr(0, 2000);
   auto report = nlohmann::json::parse(j.out);
   EXPECT_TRUE(report["agrees"].get<bool>());
@@ -48,7 +48,7 @@ TEST_F(CliDiffTest, BisectCleanCpuAgreesInEveryFormat) {
   for (const auto& n : report["nodes"]) EXPECT_EQ(n["verdict"], "ok") << n["onnx_name"];
 
   const std::string html = path("report.html");
-  Result h = lockstep("bisect --format html -o " + html + " --threads 2");
+  Result h = lockstep("bisect --format html -o " + html + " --threads 1");
   ASSERT_EQ(h.rc, 0) << h.err;
   EXPECT_NE(h.out.find("agreement: all"), std::string::npos) << h.out;
   EXPECT_NE(read_file(html).find("<svg id=\"plot\""), std::string::npos);
@@ -73,7 +73,7 @@ TEST_F(CliDiffTest, BisectBadArgumentsAreUsageErrors) {
 }
 
 TEST_F(CliDiffTest, DeterminismCleanCpuPasses) {
-  Result r = lockstep("determinism --runs 2 --threads 2");
+  Result r = lockstep("determinism --runs 2 --threads 1");
   ASSERT_EQ(r.rc, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("PASS: every output bit-identical across 2 fresh processes"), std::string::npos) << r.out;
   for (const char* mode : {"fresh#1", "fresh#2", "A1 again", "A2", "A1 after A2"})
@@ -86,7 +86,7 @@ TEST_F(CliDiffTest, DeterminismCleanCpuPasses) {
 }
 
 TEST_F(CliDiffTest, BisectPassesCleanCpuPasses) {
-  Result r = lockstep("bisect-passes --threads 2");
+  Result r = lockstep("bisect-passes --threads 1");
   ASSERT_EQ(r.rc, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("PASS: no pass application moves the output"), std::string::npos) << r.out;
   Result bad = lockstep("bisect-passes --backend tpu");

@@ -16,7 +16,9 @@ TEST(Determinism, InProcessSequenceIsBitIdenticalOnCpu) {
   diff::DeterminismReport report;
   report.backend = "cpu";
   report.output_names = {"out"};
-  report.runs = diff::in_process_sequence(a, zoo::seed_flow_inputs(), "cpu", {}, others);
+  Options options;
+  options.threads = 1;  // small shared test machines: no OpenMP spinning
+  report.runs = diff::in_process_sequence(a, zoo::seed_flow_inputs(), "cpu", options, others);
   ASSERT_EQ(report.runs.size(), 6u);  // A1, A1 again, B, C, A2, A1 after A2
   for (const auto& r : report.runs) {
     EXPECT_TRUE(r.error.empty()) << r.mode << ": " << r.error;

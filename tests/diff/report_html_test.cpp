@@ -83,7 +83,7 @@ print(len(colours))
 
 TEST(ReportHtml, RendersInHeadlessChromium) {
   test::BisectModel m = test::load_bisect_model("embedded");
-  diff::Bisector bisector(m.model, m.inputs, {});
+  diff::Bisector bisector(m.model, m.inputs, test::test_bisect_config());
   const ir::Graph& g = bisector.graph();
   const int k = static_cast<int>(g.nodes.size()) / 3;
   diff::FaultSpec fault{g.nodes[static_cast<size_t>(k)].result_onnx_name(), diff::FaultKind::Scale, 1.5};

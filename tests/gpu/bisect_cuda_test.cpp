@@ -20,7 +20,7 @@ TEST(BisectCuda, CleanAgreesAndPlantedFaultsAreNamed) {
   LOCKSTEP_REQUIRE_GPU();
   for (const std::string label : {"embedded", "vits_seed_dec_T256"}) {
     test::BisectModel m = test::load_bisect_model(label);
-    diff::Bisector bisector(m.model, m.inputs, {});
+    diff::Bisector bisector(m.model, m.inputs, test::test_bisect_config());
     const ir::Graph& g = bisector.graph();
     diff::BisectReport clean = bisector.run("cuda");
     EXPECT_FALSE(clean.diverged()) << label << ": " << diff::summary_line(clean);
