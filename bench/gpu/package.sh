@@ -21,7 +21,7 @@ for lib in "${libs[@]}"; do p=$(ldd "$P/lockstep" | awk -v l="$lib" '$1==l {prin
 tar -C /tmp/gpupkg -cJf "$P/libs.tar.xz" libs
 rm -rf /tmp/gpupkg
 D=/tmp/gpudata && rm -rf $D && mkdir -p $D/models $D/node $D/tools
-for m in vits_seed_174 vits_seed_flow_T1024 vits_seed_dec_T256; do cp /work/shared/models/$m.* $D/models/; done
+for m in vits_seed_174 vits_seed_flow_T1024 vits_seed_dec_T256; do cp ../shared/models/$m.* $D/models/; done
 python3 - "$D/node" <<'PY'
 import os, re, shutil, sys, onnx
 ops = set(re.findall(r'LOCKSTEP_OP\(\w+, "(\w+)"', open("src/ir/ops.inc").read())) | {"Constant"}
@@ -31,7 +31,7 @@ for d in sorted(os.listdir(base)):
     if os.path.exists(p) and all(n.domain in ("", "ai.onnx") and n.op_type in ops for n in onnx.load(p).graph.node):
         shutil.copytree(f"{base}/{d}", f"{sys.argv[1]}/{d}")
 PY
-cp /work/shared/tools/vits_export.py /work/shared/tools/bench_peers.py $D/tools/
+cp ../shared/tools/vits_export.py ../shared/tools/bench_peers.py $D/tools/
 tar -C $D -cJf "$P/data.tar.xz" models node tools
 rm -rf $D
 du -sh "$P"/*

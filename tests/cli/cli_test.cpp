@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kBinary = LOCKSTEP_BINARY_DIR "/lockstep";
-const std::string kModel = "/work/shared/models/vits_seed_174";
+const std::string kModel = LOCKSTEP_SOURCE_DIR "/../shared/models/vits_seed_174";
 constexpr double kCpuRelL2 = diff::kAgreeRelL2;  // the project's pass line against the oracle
 
 struct Result {
