@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include "support/fixtures.h"
 
 #include <unistd.h>
@@ -22,7 +23,11 @@ struct TempDir {
 };
 }  // namespace
 
-std::string shared_models_dir() { return LOCKSTEP_SOURCE_DIR "/../shared/models"; }
+// LOCKSTEP_MODELS_DIR points elsewhere on machines without ../shared (the GPU machine).
+std::string shared_models_dir() {
+  const char* dir = std::getenv("LOCKSTEP_MODELS_DIR");
+  return dir && *dir ? dir : LOCKSTEP_SOURCE_DIR "/../shared/models";
+}
 std::string shared_model(const std::string& stem) { return shared_models_dir() + "/" + stem + ".onnx"; }
 std::string onnx_node_data_dir() { return "/usr/share/libonnx-testdata/data/node"; }
 
