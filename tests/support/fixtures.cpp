@@ -1,9 +1,9 @@
-#include <cstdlib>
 #include "support/fixtures.h"
 
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <numbers>
 
