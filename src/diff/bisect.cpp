@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -116,15 +117,19 @@ Bisector::Bisector(const Model& model, std::vector<Tensor> inputs, BisectConfig 
     };
     exe->run(s.inputs, run);
   }
+  auto g3 = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return std::string(buf);
+  };
   s.calibration = "clean (fault-free) float32 cpu run against the float64 reference on the same compiled graph; "
-                  "tolerance = max(" + std::to_string(s.config.tolerance.floor) + ", min(" +
-                  std::to_string(s.config.tolerance.cap) + ", " + std::to_string(s.config.tolerance.safety) +
-                  " x noise))";
+                  "tolerance = max(" + g3(s.config.tolerance.floor) + ", min(" + g3(s.config.tolerance.cap) + ", " +
+                  g3(s.config.tolerance.safety) + " x noise))";
   for (size_t n = 0; n < g.nodes.size(); ++n)
     if (exceeds(s.noise[n], kAgreeRelL2)) {
       s.notes.push_back("calibration: the cpu noise floor at '" + g.nodes[n].result_onnx_name() + "' (rel_l2 " +
-                        std::to_string(s.noise[n]) + ") is above the agreement bar; tolerances there are capped at " +
-                        std::to_string(s.config.tolerance.cap));
+                        g3(s.noise[n]) + ") is above the agreement bar; tolerances there are capped at " +
+                        g3(s.config.tolerance.cap));
       break;
     }
 

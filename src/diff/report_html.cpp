@@ -114,7 +114,7 @@ std::string format_html(const BisectReport& r) {
     << "</style></head><body>\n";
   s << "<h1>lockstep bisect: " << html_escape(r.test) << " against " << html_escape(r.ref) << "</h1>\n";
   if (!r.model.empty()) s << "<p>Model: <code>" << html_escape(r.model) << "</code></p>\n";
-  if (!r.fault.empty()) s << "<p>Planted fault (test-only): " << html_escape(r.fault) << "</p>\n";
+  if (!r.fault.empty()) s << "<p>Planted fault: " << html_escape(r.fault) << "</p>\n";
   s << "<p class=\"summary" << (r.diverged() ? " bad" : "") << "\" id=\"summary\">" << html_escape(summary_line(r))
     << "</p>\n";
   s << "<p>Calibration: " << html_escape(r.calibration) << "</p>\n";
