@@ -174,3 +174,36 @@ TEST_F(CliTest, CheckJsonOnASharedModelWithDrawnInputs) {
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+class CliDefaultTest : public ::testing::Test {
+ protected:
+  std::string dir_ = (std::filesystem::temp_directory_path() / ("lockstep_cli_default_" + std::to_string(::getpid()))).string();
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  int run(const std::string& args) {
+    int status = std::system((LOCKSTEP_BINARY_DIR "/lockstep " + args + " >/dev/null 2>&1").c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  }
+};
+
+// The written default re-imports and the reference and cpu agree on it with its own inputs.
+TEST_F(CliDefaultTest, WritesTheEmbeddedDefaultAsOnnx) {
+  ASSERT_EQ(run("default -o " + dir_), 0);
+  const std::string inputs = " --inputs " + dir_ + "/z_p.npy " + dir_ + "/y_mask.npy";
+  EXPECT_EQ(run("compare " + dir_ + "/seed_flow.onnx --ref reference --test cpu --threads 1" + inputs), 0);
+}
+
+// --max-memory below the planned arena is a clean error that writes nothing.
+TEST_F(CliDefaultTest, MaxMemoryBelowThePlanFailsCleanly) {
+  ASSERT_EQ(run("default -o " + dir_), 0);
+  const std::string out = dir_ + "/out";
+  EXPECT_EQ(run("run " + dir_ + "/seed_flow.onnx --inputs " + dir_ + "/z_p.npy " + dir_ +
+                "/y_mask.npy --max-memory 4096 -o " + out),
+            1);
+  EXPECT_FALSE(std::filesystem::exists(out) && !std::filesystem::is_empty(out));
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -120,6 +120,13 @@ struct ReduceArgs {
   CommonArgs common;
 };
 
+// `default` (cmd_default.cpp): the embedded default written as ONNX + .npy inputs.
+struct DefaultArgs {
+  std::string out_dir;
+  uint64_t seed = 0;
+};
+
+int cmd_default(const DefaultArgs& args);
 int cmd_extract(const ExtractArgs& args);
 int cmd_reduce(const ReduceArgs& args);
 int cmd_bisect(const BisectArgs& args);

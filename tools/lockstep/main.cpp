@@ -95,6 +95,11 @@ int main(int argc, char** argv) {
   add_inputs(det_cmd, det.inputs);
   add_common(det_cmd, det.common);
 
+  DefaultArgs def;
+  auto* def_cmd = app.add_subcommand("default", "write the embedded default graph as ONNX with its inputs as .npy");
+  def_cmd->add_option("-o,--out", def.out_dir, "output folder")->required();
+  def_cmd->add_option("--seed", def.seed, "weight seed (default 0, the one `check` uses)");
+
   ExtractArgs ext;
   auto* ext_cmd = app.add_subcommand("extract", "the subgraph computing the named tensors, as an ONNX file");
   ext_cmd->add_option("model", ext.model, "ONNX model")->required();
@@ -153,6 +158,7 @@ int main(int argc, char** argv) {
     if (bis_cmd->parsed()) return cmd_bisect(bis);
     if (det_cmd->parsed()) return cmd_determinism(det);
     if (bp_cmd->parsed()) return cmd_bisect_passes(bp);
+    if (def_cmd->parsed()) return cmd_default(def);
     if (ext_cmd->parsed()) return cmd_extract(ext);
     if (red_cmd->parsed()) return cmd_reduce(red);
   } catch (const lockstep::Error& e) {
