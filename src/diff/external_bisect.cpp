@@ -24,7 +24,9 @@ namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 // Values whose noise the cpu run did not see (removed by passes) inherit their inputs' worst.
 void propagate_noise(const ir::Graph& g, std::vector<double>& noise) {
@@ -37,9 +39,9 @@ void propagate_noise(const ir::Graph& g, std::vector<double>& noise) {
   }
 }
 
-void calibrate_noise(const std::string& model_path, const ir::Graph& g, const std::vector<Tensor>& values,
-                     const std::vector<Tensor>& inputs, const std::map<std::string, Shape>& shapes,
-                     std::vector<double>& noise) {
+void calibrate_noise(const std::string& model_path, const ir::Graph& g,
+                     const std::vector<Tensor>& values, const std::vector<Tensor>& inputs,
+                     const std::map<std::string, Shape>& shapes, std::vector<double>& noise) {
   Model model = Model::load(model_path);
   Options options;
   options.fuse = false;
@@ -62,15 +64,17 @@ void calibrate_noise(const std::string& model_path, const ir::Graph& g, const st
 
 class Search {
  public:
-  Search(const std::string& model_path, const Runner& ref, const Runner& test, const std::vector<Tensor>& inputs,
-         const ExternalBisectOptions& options)
+  Search(const std::string& model_path, const Runner& ref, const Runner& test,
+         const std::vector<Tensor>& inputs, const ExternalBisectOptions& options)
       : ref_(ref), test_(test), options_(options) {
     trace_ = options.trace ? options.trace
-                           : compute_reference_trace(model_path, inputs, options.input_shapes, options.calibrate);
+                           : compute_reference_trace(model_path, inputs, options.input_shapes,
+                                                     options.calibrate);
     const ir::Graph& g = trace_->graph;
     if (inputs.size() != g.inputs.size())
-      throw Error(ErrorCode::MissingInput, "the model has " + std::to_string(g.inputs.size()) + " inputs, " +
-                                               std::to_string(inputs.size()) + " were given");
+      throw Error(ErrorCode::MissingInput, "the model has " + std::to_string(g.inputs.size()) +
+                                               " inputs, " + std::to_string(inputs.size()) +
+                                               " were given");
     for (size_t i = 0; i < inputs.size(); ++i) model_inputs_[g.value(g.inputs[i]).name] = inputs[i];
     last_use_.assign(g.values.size(), -1);
     for (size_t n = 0; n < g.nodes.size(); ++n)
@@ -79,7 +83,8 @@ class Search {
     for (ir::ValueId out : g.outputs) last_use_[out] = static_cast<int>(g.nodes.size());
     if (options.work_dir.empty()) {
       std::string tmpl = (fs::temp_directory_path() / "lockstep-bisect-XXXXXX").string();
-      if (!mkdtemp(tmpl.data())) throw Error(ErrorCode::Io, "cannot create a temporary folder in " + tmpl);
+      if (!mkdtemp(tmpl.data()))
+        throw Error(ErrorCode::Io, "cannot create a temporary folder in " + tmpl);
       work_ = tmpl;
       own_work_ = true;
     } else {
@@ -109,8 +114,10 @@ class Search {
     int lo = -1, hi = n - 1;  // cut lo agrees (nothing ran), cut hi diverges
     while (hi - lo > 1) {
       int mid = lo + (hi - lo) / 2;
-      if (probe(mid, "binary", r).bad) hi = mid;
-      else lo = mid;
+      if (probe(mid, "binary", r).bad)
+        hi = mid;
+      else
+        lo = mid;
     }
     // Linear pass over the last stretch: with frontier cuts it is the one node `hi`; its own
     // outputs must be the new bad values (they are unless the runner's noise moved between runs).
@@ -160,9 +167,11 @@ class Search {
       Metrics m = compare(t->second, expected);
       double tol = tolerance_of(v);
       bool bad = !m.shape_match || m.nan_count_test != m.nan_count_ref || exceeds(m.rel_l2, tol);
-      double ratio = !m.shape_match || !std::isfinite(m.rel_l2) ? std::numeric_limits<double>::infinity()
-                                                                 : m.rel_l2 / tol;
-      if (m.nan_count_test > 0 && m.nan_count_ref == 0) ratio = std::numeric_limits<double>::infinity();
+      double ratio = !m.shape_match || !std::isfinite(m.rel_l2)
+                         ? std::numeric_limits<double>::infinity()
+                         : m.rel_l2 / tol;
+      if (m.nan_count_test > 0 && m.nan_count_ref == 0)
+        ratio = std::numeric_limits<double>::infinity();
       if (bad) o.bad = true;
       if (ratio > o.ratio || o.worst_tensor.empty()) {
         o.ratio = ratio;
@@ -217,7 +226,8 @@ class Search {
     return o;
   }
 
-  void record(ExternalBisectResult& r, const char* phase, int cut, int tensors, const ProbeOutcome& o, double secs) {
+  void record(ExternalBisectResult& r, const char* phase, int cut, int tensors,
+              const ProbeOutcome& o, double secs) {
     ExternalProbe p;
     p.phase = phase;
     p.cut = cut;
@@ -230,10 +240,10 @@ class Search {
     r.probes.push_back(p);
     if (options_.progress) {
       std::ostringstream line;
-      line << "[" << r.probes.size() << "] " << phase << " cut after node " << cut + 1 << "/" << r.node_count << " ("
-           << trace_->graph.nodes[cut].name << "): " << tensors << " tensor(s), " << (o.bad ? "DIVERGES" : "agrees")
-           << ", worst " << o.worst_tensor << " rel_l2 " << o.worst.rel_l2 << " (tol " << o.tolerance << "), "
-           << secs << " s";
+      line << "[" << r.probes.size() << "] " << phase << " cut after node " << cut + 1 << "/"
+           << r.node_count << " (" << trace_->graph.nodes[cut].name << "): " << tensors
+           << " tensor(s), " << (o.bad ? "DIVERGES" : "agrees") << ", worst " << o.worst_tensor
+           << " rel_l2 " << o.worst.rel_l2 << " (tol " << o.tolerance << "), " << secs << " s";
       options_.progress(line.str());
     }
   }
@@ -267,7 +277,8 @@ class Search {
         fs::create_directories(dir);
         onnx::export_model(up, (dir / "model.onnx").string());
         NamedTensors feeds;
-        for (ir::ValueId v : up.inputs) feeds[up.value(v).name] = model_inputs_.at(up.value(v).name);
+        for (ir::ValueId v : up.inputs)
+          feeds[up.value(v).name] = model_inputs_.at(up.value(v).name);
         ref_inputs = ref_.run((dir / "model.onnx").string(), feeds, wanted, (dir / "ref").string());
         ++r.ref_invocations;
       }
@@ -320,26 +331,33 @@ std::string num(double x) {
 }
 
 nlohmann::json metrics_json(const Metrics& m) {
-  auto f = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(std::to_string(x)); };
-  return {{"cosine", f(m.cosine)},       {"max_abs_delta", f(m.max_abs_delta)}, {"rms_ratio", f(m.rms_ratio)},
-          {"rel_l2", f(m.rel_l2)},       {"nan_count_test", m.nan_count_test},  {"nan_count_ref", m.nan_count_ref},
+  auto f = [](double x) {
+    return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(std::to_string(x));
+  };
+  return {{"cosine", f(m.cosine)},
+          {"max_abs_delta", f(m.max_abs_delta)},
+          {"rms_ratio", f(m.rms_ratio)},
+          {"rel_l2", f(m.rel_l2)},
+          {"nan_count_test", m.nan_count_test},
+          {"nan_count_ref", m.nan_count_ref},
           {"shape_match", m.shape_match}};
 }
 
 }  // namespace
 
-std::shared_ptr<const ReferenceTrace> compute_reference_trace(const std::string& model_path,
-                                                              const std::vector<Tensor>& inputs,
-                                                              const std::map<std::string, Shape>& input_shapes,
-                                                              bool calibrate) {
+std::shared_ptr<const ReferenceTrace> compute_reference_trace(
+    const std::string& model_path, const std::vector<Tensor>& inputs,
+    const std::map<std::string, Shape>& input_shapes, bool calibrate) {
   auto trace = std::make_shared<ReferenceTrace>();
   ir::Graph& g = trace->graph;
   g = onnx::import_model(model_path);
   if (inputs.size() != g.inputs.size())
-    throw Error(ErrorCode::MissingInput, model_path + " has " + std::to_string(g.inputs.size()) + " inputs, " +
-                                             std::to_string(inputs.size()) + " were given");
+    throw Error(ErrorCode::MissingInput, model_path + " has " + std::to_string(g.inputs.size()) +
+                                             " inputs, " + std::to_string(inputs.size()) +
+                                             " were given");
   std::map<std::string, Shape> shapes = input_shapes;
-  for (size_t i = 0; i < inputs.size(); ++i) shapes.emplace(g.value(g.inputs[i]).name, inputs[i].shape());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    shapes.emplace(g.value(g.inputs[i]).name, inputs[i].shape());
   passes::bind_inputs(g, shapes);
   annotate_types(g);
   trace->values.resize(g.values.size());
@@ -352,7 +370,8 @@ std::shared_ptr<const ReferenceTrace> compute_reference_trace(const std::string&
   });
   // Where the annotation could not tell the shape, the evaluated value does.
   for (size_t v = 0; v < g.values.size(); ++v)
-    if (trace->values[v].defined() && !g.values[v].shape_known()) g.values[v].shape = trace->values[v].shape();
+    if (trace->values[v].defined() && !g.values[v].shape_known())
+      g.values[v].shape = trace->values[v].shape();
   if (calibrate) {
     trace->noise.assign(g.values.size(), -1);
     calibrate_noise(model_path, g, trace->values, inputs, shapes, trace->noise);
@@ -360,34 +379,39 @@ std::shared_ptr<const ReferenceTrace> compute_reference_trace(const std::string&
   return trace;
 }
 
-ExternalBisectResult bisect_external(const std::string& model_path, const Runner& ref, const Runner& test,
-                                     const std::vector<Tensor>& inputs, const ExternalBisectOptions& options) {
+ExternalBisectResult bisect_external(const std::string& model_path, const Runner& ref,
+                                     const Runner& test, const std::vector<Tensor>& inputs,
+                                     const ExternalBisectOptions& options) {
   Search search(model_path, ref, test, inputs, options);
   return search.run();
 }
 
 std::string format_external_bisect(const ExternalBisectResult& r) {
   std::ostringstream out;
-  out << "external bisection: ref " << r.ref_spec << ", test " << r.test_spec << ", " << r.node_count << " nodes\n";
+  out << "external bisection: ref " << r.ref_spec << ", test " << r.test_spec << ", "
+      << r.node_count << " nodes\n";
   for (size_t i = 0; i < r.probes.size(); ++i) {
     const ExternalProbe& p = r.probes[i];
-    out << "  [" << i + 1 << "] " << p.phase << " cut after node " << p.cut + 1 << ": " << p.tensors << " tensor(s) "
-        << (p.bad ? "DIVERGE" : "agree") << "; worst " << p.worst_tensor << " rel_l2 " << num(p.worst.rel_l2)
-        << " cosine " << num(p.worst.cosine) << " (tol " << num(p.tolerance) << ")\n";
+    out << "  [" << i + 1 << "] " << p.phase << " cut after node " << p.cut + 1 << ": " << p.tensors
+        << " tensor(s) " << (p.bad ? "DIVERGE" : "agree") << "; worst " << p.worst_tensor
+        << " rel_l2 " << num(p.worst.rel_l2) << " cosine " << num(p.worst.cosine) << " (tol "
+        << num(p.tolerance) << ")\n";
   }
   if (!r.diverged) {
-    out << "agreement: every graph output within tolerance (" << r.test_invocations << " runner invocation(s))\n";
+    out << "agreement: every graph output within tolerance (" << r.test_invocations
+        << " runner invocation(s))\n";
     return out.str();
   }
-  out << "first divergent node: #" << r.node_index + 1 << " " << r.node_name << " (" << r.op << ")\n"
+  out << "first divergent node: #" << r.node_index + 1 << " " << r.node_name << " (" << r.op
+      << ")\n"
       << "  value " << r.tensor << ": cosine " << num(r.metrics.cosine) << ", max_abs_delta "
       << num(r.metrics.max_abs_delta) << ", rms_ratio " << num(r.metrics.rms_ratio) << ", rel_l2 "
       << num(r.metrics.rel_l2) << " (tol " << num(r.tolerance) << ")\n";
   if (r.local_checked)
     out << "  alone, fed the reference's inputs: rel_l2 " << num(r.local_metrics.rel_l2) << " (tol "
         << num(r.local_tolerance) << ") -> " << r.verdict << "\n";
-  out << "runner invocations: test " << r.test_invocations << ", ref " << r.ref_invocations << "; " << num(r.seconds)
-      << " s\n";
+  out << "runner invocations: test " << r.test_invocations << ", ref " << r.ref_invocations << "; "
+      << num(r.seconds) << " s\n";
   return out.str();
 }
 
@@ -400,10 +424,16 @@ std::string external_bisect_json(const ExternalBisectResult& r) {
                       {"ref_invocations", r.ref_invocations},
                       {"seconds", r.seconds}};
   if (r.diverged) {
-    j["node"] = {{"index", r.node_index + 1}, {"name", r.node_name}, {"op", r.op},
-                 {"tensor", r.tensor},        {"tolerance", r.tolerance}, {"metrics", metrics_json(r.metrics)}};
+    j["node"] = {{"index", r.node_index + 1},
+                 {"name", r.node_name},
+                 {"op", r.op},
+                 {"tensor", r.tensor},
+                 {"tolerance", r.tolerance},
+                 {"metrics", metrics_json(r.metrics)}};
     if (r.local_checked)
-      j["local"] = {{"metrics", metrics_json(r.local_metrics)}, {"tolerance", r.local_tolerance}, {"verdict", r.verdict}};
+      j["local"] = {{"metrics", metrics_json(r.local_metrics)},
+                    {"tolerance", r.local_tolerance},
+                    {"verdict", r.verdict}};
   }
   j["probes"] = nlohmann::json::array();
   for (const auto& p : r.probes)

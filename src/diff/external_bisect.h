@@ -24,35 +24,34 @@ namespace lockstep::diff {
 // Every value of the imported graph evaluated by lockstep's float64 reference (computed once,
 // reusable across many bisections of the same model and inputs).
 struct ReferenceTrace {
-  ir::Graph graph;                      // imported, inputs bound, dtypes/shapes annotated
-  std::vector<Tensor> values;           // per ValueId (constants and inputs included)
-  std::vector<double> noise;            // per ValueId: cpu float32 rel L2 vs reference; -1 unknown
+  ir::Graph graph;             // imported, inputs bound, dtypes/shapes annotated
+  std::vector<Tensor> values;  // per ValueId (constants and inputs included)
+  std::vector<double> noise;   // per ValueId: cpu float32 rel L2 vs reference; -1 unknown
 };
-std::shared_ptr<const ReferenceTrace> compute_reference_trace(const std::string& model_path,
-                                                              const std::vector<Tensor>& inputs,
-                                                              const std::map<std::string, Shape>& input_shapes = {},
-                                                              bool calibrate = true);
+std::shared_ptr<const ReferenceTrace> compute_reference_trace(
+    const std::string& model_path, const std::vector<Tensor>& inputs,
+    const std::map<std::string, Shape>& input_shapes = {}, bool calibrate = true);
 
 struct ExternalBisectOptions {
   std::map<std::string, Shape> input_shapes;  // binds symbolic input dims
-  bool calibrate = true;        // per-value tolerance from lockstep cpu's noise (diff/tolerance.h)
-  double safety = 100;          // tolerance = clamp(safety * cpu noise, floor, cap)
-  double floor = 1e-5;          // also the tolerance when not calibrating
+  bool calibrate = true;  // per-value tolerance from lockstep cpu's noise (diff/tolerance.h)
+  double safety = 100;    // tolerance = clamp(safety * cpu noise, floor, cap)
+  double floor = 1e-5;    // also the tolerance when not calibrating
   double cap = 1e-4;
-  bool local_check = true;      // run the found node alone on the test side
-  std::string work_dir;         // empty: a fresh temporary folder, removed unless keep_work
+  bool local_check = true;  // run the found node alone on the test side
+  std::string work_dir;     // empty: a fresh temporary folder, removed unless keep_work
   bool keep_work = false;
-  std::shared_ptr<const ReferenceTrace> trace;  // reuse a trace (same model and inputs)
+  std::shared_ptr<const ReferenceTrace> trace;            // reuse a trace (same model and inputs)
   std::function<void(const std::string& line)> progress;  // one line per runner invocation
 };
 
 // One runner invocation of the search.
 struct ExternalProbe {
-  std::string phase;        // "outputs", "binary", "linear", "local"
-  int cut = -1;             // node index (0-based) the cut follows
-  int tensors = 0;          // how many values were compared
+  std::string phase;  // "outputs", "binary", "linear", "local"
+  int cut = -1;       // node index (0-based) the cut follows
+  int tensors = 0;    // how many values were compared
   bool bad = false;
-  std::string worst_tensor; // the value with the largest error / tolerance ratio
+  std::string worst_tensor;  // the value with the largest error / tolerance ratio
   Metrics worst;
   double tolerance = 0;
   double seconds = 0;
@@ -60,27 +59,28 @@ struct ExternalProbe {
 
 struct ExternalBisectResult {
   std::string ref_spec, test_spec;
-  int node_count = 0;           // nodes of the imported graph
-  bool diverged = false;        // false: every graph output agrees (then no node is named)
-  int node_index = -1;          // 0-based index in the imported graph's topological order
-  std::string node_name, op;    // the first divergent ONNX node
-  std::string tensor;           // its worst output value
-  Metrics metrics;              // that value against the reference
+  int node_count = 0;         // nodes of the imported graph
+  bool diverged = false;      // false: every graph output agrees (then no node is named)
+  int node_index = -1;        // 0-based index in the imported graph's topological order
+  std::string node_name, op;  // the first divergent ONNX node
+  std::string tensor;         // its worst output value
+  Metrics metrics;            // that value against the reference
   double tolerance = 0;
   bool local_checked = false;
-  Metrics local_metrics;        // the node alone, fed the reference's inputs
+  Metrics local_metrics;  // the node alone, fed the reference's inputs
   double local_tolerance = 0;
-  std::string verdict;          // "local", "inherited" or "" (no divergence / not checked)
-  int test_invocations = 0;     // runs of the test side (each a fresh process for a command)
-  int ref_invocations = 0;      // runs of the reference side (0 for lockstep's reference)
+  std::string verdict;       // "local", "inherited" or "" (no divergence / not checked)
+  int test_invocations = 0;  // runs of the test side (each a fresh process for a command)
+  int ref_invocations = 0;   // runs of the reference side (0 for lockstep's reference)
   std::vector<ExternalProbe> probes;
   double seconds = 0;
 };
 
 // `ref`: lockstep's reference (float64 trace) or any runner; `test`: any runner. `inputs` in
 // graph-input order. Throws Error for bad models, inputs or runner failures.
-ExternalBisectResult bisect_external(const std::string& model_path, const Runner& ref, const Runner& test,
-                                     const std::vector<Tensor>& inputs, const ExternalBisectOptions& options = {});
+ExternalBisectResult bisect_external(const std::string& model_path, const Runner& ref,
+                                     const Runner& test, const std::vector<Tensor>& inputs,
+                                     const ExternalBisectOptions& options = {});
 
 std::string format_external_bisect(const ExternalBisectResult& result);  // human-readable text
 std::string external_bisect_json(const ExternalBisectResult& result);    // one JSON object

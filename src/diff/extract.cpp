@@ -17,8 +17,8 @@ std::vector<ir::ValueId> node_reads(const ir::Node& node) {
 }
 
 // Tensor names -> value ids; a name that is only a node's name stands for its outputs.
-std::vector<ir::ValueId> resolve(const ir::Graph& g, const std::vector<std::string>& names, const char* what,
-                                 bool allow_node_names) {
+std::vector<ir::ValueId> resolve(const ir::Graph& g, const std::vector<std::string>& names,
+                                 const char* what, bool allow_node_names) {
   std::vector<ir::ValueId> ids;
   for (const auto& name : names) {
     ir::ValueId v = g.find_value(name);
@@ -32,9 +32,10 @@ std::vector<ir::ValueId> resolve(const ir::Graph& g, const std::vector<std::stri
         if (out != ir::kNoValue) ids.push_back(out);
       continue;
     }
-    throw Error(ErrorCode::InvalidArgument,
-                std::string("unknown ") + what + " tensor '" + name + "': no value of the model has that name" +
-                    (allow_node_names ? " (nor any node)" : "") + "; `lockstep info MODEL --shapes` lists them");
+    throw Error(ErrorCode::InvalidArgument, std::string("unknown ") + what + " tensor '" + name +
+                                                "': no value of the model has that name" +
+                                                (allow_node_names ? " (nor any node)" : "") +
+                                                "; `lockstep info MODEL --shapes` lists them");
   }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
@@ -74,9 +75,10 @@ std::vector<int> subgraph_nodes(const ir::Graph& g, const std::vector<ir::ValueI
     if (stop.count(v) || g.is_constant(v)) continue;
     int p = producer[v];
     if (p < 0)
-      throw Error(ErrorCode::InvalidArgument, "the requested outputs need '" + g.value(v).name +
-                                                  "', which is a graph input not among the subgraph's inputs; add it "
-                                                  "to --inputs");
+      throw Error(ErrorCode::InvalidArgument,
+                  "the requested outputs need '" + g.value(v).name +
+                      "', which is a graph input not among the subgraph's inputs; add it "
+                      "to --inputs");
     if (keep[p]) continue;
     keep[p] = 1;
     for (ir::ValueId in : node_reads(g.nodes[p])) stack.push_back(in);
@@ -89,12 +91,15 @@ std::vector<int> subgraph_nodes(const ir::Graph& g, const std::vector<ir::ValueI
 
 ir::Graph extract_subgraph(const ir::Graph& g, const std::vector<std::string>& output_names,
                            const std::vector<std::string>& input_names) {
-  if (output_names.empty()) throw Error(ErrorCode::InvalidArgument, "extract: no output tensor named");
+  if (output_names.empty())
+    throw Error(ErrorCode::InvalidArgument, "extract: no output tensor named");
   std::vector<ir::ValueId> outputs = resolve(g, output_names, "output", true);
-  std::vector<ir::ValueId> inputs = input_names.empty() ? g.inputs : resolve(g, input_names, "input", false);
+  std::vector<ir::ValueId> inputs =
+      input_names.empty() ? g.inputs : resolve(g, input_names, "input", false);
   for (ir::ValueId v : inputs)
     if (g.is_constant(v))
-      throw Error(ErrorCode::InvalidArgument, "'" + g.value(v).name + "' is a constant (initializer), not an input");
+      throw Error(ErrorCode::InvalidArgument,
+                  "'" + g.value(v).name + "' is a constant (initializer), not an input");
   std::vector<int> nodes = subgraph_nodes(g, outputs, inputs);
 
   ir::Graph sub;
@@ -112,11 +117,14 @@ ir::Graph extract_subgraph(const ir::Graph& g, const std::vector<std::string>& o
   // Inputs first (in the given order) and as plain values: an intermediate made an input drops
   // nothing but its producer.
   std::set<ir::ValueId> input_set(inputs.begin(), inputs.end());
-  std::vector<ir::ValueId> ordered_inputs = input_names.empty() ? g.inputs : std::vector<ir::ValueId>{};
+  std::vector<ir::ValueId> ordered_inputs =
+      input_names.empty() ? g.inputs : std::vector<ir::ValueId>{};
   if (!input_names.empty())
     for (const auto& name : input_names) ordered_inputs.push_back(g.find_value(name));
   for (ir::ValueId v : ordered_inputs) {
-    if (std::find(sub.inputs.begin(), sub.inputs.end(), remap.count(v) ? remap[v] : -2) != sub.inputs.end()) continue;
+    if (std::find(sub.inputs.begin(), sub.inputs.end(), remap.count(v) ? remap[v] : -2) !=
+        sub.inputs.end())
+      continue;
     ir::Value value = g.value(v);
     value.constant = Tensor{};
     ir::ValueId id = sub.add_value(value);
@@ -132,7 +140,8 @@ ir::Graph extract_subgraph(const ir::Graph& g, const std::vector<std::string>& o
   }
   for (ir::ValueId v : outputs) {
     if (input_set.count(v))
-      throw Error(ErrorCode::InvalidArgument, "'" + g.value(v).name + "' is asked for both as an input and an output");
+      throw Error(ErrorCode::InvalidArgument,
+                  "'" + g.value(v).name + "' is asked for both as an input and an output");
     sub.outputs.push_back(map_value(v));
   }
   return sub;

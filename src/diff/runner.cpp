@@ -3,13 +3,14 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -47,9 +48,10 @@ void check_stems(const std::vector<std::string>& names, const std::string& what)
   for (const auto& name : names) {
     auto [it, fresh] = seen.emplace(runner_file_stem(name), name);
     if (!fresh && it->second != name)
-      throw Error(ErrorCode::InvalidArgument, what + " tensors '" + it->second + "' and '" + name +
-                                                  "' have the same runner file name '" + it->first +
-                                                  ".npy' (docs/runner-protocol.md); rename one of them");
+      throw Error(ErrorCode::InvalidArgument,
+                  what + " tensors '" + it->second + "' and '" + name +
+                      "' have the same runner file name '" + it->first +
+                      ".npy' (docs/runner-protocol.md); rename one of them");
   }
 }
 
@@ -64,7 +66,8 @@ NamedTensors run_backend(const std::string& name, int threads, const std::string
     const ir::Value& value = g.value(v);
     auto it = inputs.find(value.name);
     if (it == inputs.end())
-      throw Error(ErrorCode::MissingInput, "backend runner '" + name + "': no value for input '" + value.name + "'");
+      throw Error(ErrorCode::MissingInput,
+                  "backend runner '" + name + "': no value for input '" + value.name + "'");
     Tensor t = it->second;
     if (t.dtype() != value.dtype) t = t.to(value.dtype);
     options.input_shapes[value.name] = t.shape();
@@ -81,7 +84,8 @@ NamedTensors run_backend(const std::string& name, int threads, const std::string
         found = true;
       }
     if (!found)
-      throw Error(ErrorCode::InvalidArgument, "backend runner '" + name + "': '" + w + "' is no output of " + model_path);
+      throw Error(ErrorCode::InvalidArgument,
+                  "backend runner '" + name + "': '" + w + "' is no output of " + model_path);
   }
   return result;
 }
@@ -99,24 +103,27 @@ NamedTensors run_command(const std::string& command, double timeout, const std::
   fs::remove_all(out_dir, ec);
   fs::create_directories(in_dir);
   fs::create_directories(out_dir);
-  for (const auto& [name, t] : inputs) write_npy((in_dir / (runner_file_stem(name) + ".npy")).string(), t);
+  for (const auto& [name, t] : inputs)
+    write_npy((in_dir / (runner_file_stem(name) + ".npy")).string(), t);
   std::vector<std::string> args = {fs::absolute(model_path).string(), fs::absolute(in_dir).string(),
                                    fs::absolute(out_dir).string()};
   args.insert(args.end(), wanted.begin(), wanted.end());
   std::string log = (dir / "runner.log").string();
   SpawnResult r = spawn_command(command, args, log, timeout);
   if (r.timed_out)
-    throw Error(ErrorCode::Io, "runner '" + command + "' did not finish within " + std::to_string(int(timeout)) +
-                                   " s on " + model_path + log_tail(log));
+    throw Error(ErrorCode::Io, "runner '" + command + "' did not finish within " +
+                                   std::to_string(int(timeout)) + " s on " + model_path +
+                                   log_tail(log));
   if (r.exit_code != 0)
-    throw Error(ErrorCode::Io, "runner '" + command + "' failed (exit status " + std::to_string(r.exit_code) +
-                                   ") on " + model_path + log_tail(log));
+    throw Error(ErrorCode::Io, "runner '" + command + "' failed (exit status " +
+                                   std::to_string(r.exit_code) + ") on " + model_path +
+                                   log_tail(log));
   NamedTensors result;
   for (const auto& w : wanted) {
     fs::path file = out_dir / (runner_file_stem(w) + ".npy");
     if (!fs::exists(file))
-      throw Error(ErrorCode::Io, "runner '" + command + "' exited 0 but wrote no " + file.string() + " for tensor '" +
-                                     w + "'" + log_tail(log));
+      throw Error(ErrorCode::Io, "runner '" + command + "' exited 0 but wrote no " + file.string() +
+                                     " for tensor '" + w + "'" + log_tail(log));
     result[w] = read_npy(file.string());
   }
   return result;
@@ -131,16 +138,20 @@ std::string runner_file_stem(const std::string& tensor_name) {
   return s;
 }
 
-bool is_lockstep_backend_name(const std::string& spec) { return find_backend(spec) != nullptr; }
+bool is_lockstep_backend_name(const std::string& spec) {
+  return find_backend(spec) != nullptr;
+}
 
 Runner Runner::parse(const std::string& spec) {
-  if (spec.empty()) throw Error(ErrorCode::InvalidArgument, "empty runner: give a backend name or a command");
+  if (spec.empty())
+    throw Error(ErrorCode::InvalidArgument, "empty runner: give a backend name or a command");
   return is_lockstep_backend_name(spec) ? backend(spec) : command(spec);
 }
 
 Runner Runner::backend(const std::string& name) {
   if (!is_lockstep_backend_name(name))
-    throw Error(ErrorCode::InvalidArgument, "unknown backend '" + name + "' (reference, cpu or cuda)");
+    throw Error(ErrorCode::InvalidArgument,
+                "unknown backend '" + name + "' (reference, cpu or cuda)");
   Runner r;
   r.kind_ = Kind::Backend;
   r.spec_ = name;
@@ -165,16 +176,34 @@ Runner Runner::function(const std::string& display_name, RunnerFn fn) {
 }
 
 NamedTensors Runner::run(const std::string& model_path, const NamedTensors& inputs,
-                         const std::vector<std::string>& wanted, const std::string& work_dir) const {
+                         const std::vector<std::string>& wanted,
+                         const std::string& work_dir) const {
   switch (kind_) {
-    case Kind::Backend: return run_backend(spec_, threads, model_path, inputs, wanted);
+    case Kind::Backend:
+      return run_backend(spec_, threads, model_path, inputs, wanted);
     case Kind::Function: {
       NamedTensors out = fn_(model_path, inputs, wanted);
       for (const auto& w : wanted)
-        if (!out.count(w)) throw Error(ErrorCode::Io, "runner '" + spec_ + "' returned no '" + w + "'");
+        if (!out.count(w))
+          throw Error(ErrorCode::Io, "runner '" + spec_ + "' returned no '" + w + "'");
       return out;
     }
-    case Kind::Command: return run_command(spec_, timeout_seconds, model_path, inputs, wanted, work_dir);
+    case Kind::Command: {
+      if (!work_dir.empty())
+        return run_command(spec_, timeout_seconds, model_path, inputs, wanted, work_dir);
+      std::string tmpl = (fs::temp_directory_path() / "lockstep-runner-XXXXXX").string();
+      if (!mkdtemp(tmpl.data()))
+        throw Error(ErrorCode::Io, "cannot create a temporary folder " + tmpl);
+      std::error_code ec;
+      try {
+        NamedTensors out = run_command(spec_, timeout_seconds, model_path, inputs, wanted, tmpl);
+        fs::remove_all(tmpl, ec);
+        return out;
+      } catch (...) {
+        fs::remove_all(tmpl, ec);
+        throw;
+      }
+    }
   }
   return {};
 }
@@ -189,7 +218,8 @@ SpawnResult spawn_command(const std::string& command, const std::vector<std::str
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                   0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawnattr_t attr;
@@ -202,7 +232,8 @@ SpawnResult spawn_command(const std::string& command, const std::vector<std::str
   int rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) throw Error(ErrorCode::Io, "cannot start runner '" + command + "': " + std::strerror(rc));
+  if (rc != 0)
+    throw Error(ErrorCode::Io, "cannot start runner '" + command + "': " + std::strerror(rc));
 
   SpawnResult result;
   int status = 0;
@@ -210,8 +241,10 @@ SpawnResult spawn_command(const std::string& command, const std::vector<std::str
   while (true) {
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
-    if (w < 0 && errno != EINTR) throw Error(ErrorCode::Io, "waitpid failed for runner '" + command + "'");
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (w < 0 && errno != EINTR)
+      throw Error(ErrorCode::Io, "waitpid failed for runner '" + command + "'");
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (elapsed > timeout_seconds) {
       kill(-pid, SIGKILL);
       waitpid(pid, &status, 0);

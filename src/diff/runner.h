@@ -23,8 +23,9 @@ bool is_lockstep_backend_name(const std::string& spec);
 // Named tensors in, named tensors out.
 using NamedTensors = std::map<std::string, Tensor>;
 // An in-process runner for tests: (model path, inputs by name, wanted names) -> wanted tensors.
-using RunnerFn = std::function<NamedTensors(const std::string& model_path, const NamedTensors& inputs,
-                                            const std::vector<std::string>& wanted)>;
+using RunnerFn =
+    std::function<NamedTensors(const std::string& model_path, const NamedTensors& inputs,
+                               const std::vector<std::string>& wanted)>;
 
 class Runner {
  public:
@@ -43,9 +44,10 @@ class Runner {
 
   // Runs the model file on `inputs` and returns every name in `wanted` (graph outputs of the
   // model). `work_dir` (created if absent) receives inputs/, outputs/ and runner.log for a
-  // command. Throws Error(Io / InvalidModel) naming the runner, the tensor and the log.
-  NamedTensors run(const std::string& model_path, const NamedTensors& inputs, const std::vector<std::string>& wanted,
-                   const std::string& work_dir) const;
+  // command; empty: a temporary folder, removed afterwards. Throws Error(Io / InvalidModel) naming
+  // the runner, the tensor and the log.
+  NamedTensors run(const std::string& model_path, const NamedTensors& inputs,
+                   const std::vector<std::string>& wanted, const std::string& work_dir) const;
 
   double timeout_seconds = kDefaultRunnerTimeoutSeconds;
   int threads = 0;  // lockstep backends only

@@ -13,8 +13,9 @@ SyntheticWeights parse_synthetic_weights(const std::string& text) {
   std::string sigma = text.substr(0, comma);
   std::string seed = comma == std::string::npos ? "" : text.substr(comma + 1);
   auto bad = [&] {
-    return Error(ErrorCode::InvalidArgument,
-                 "--synthetic-weights wants SIGMA or SIGMA,SEED (e.g. 0.1 or 0.1,0), got '" + text + "'");
+    return Error(
+        ErrorCode::InvalidArgument,
+        "--synthetic-weights wants SIGMA or SIGMA,SEED (e.g. 0.1 or 0.1,0), got '" + text + "'");
   };
   char* end = nullptr;
   spec.sigma = std::strtod(sigma.c_str(), &end);
@@ -36,8 +37,10 @@ int synthesize_weights(ir::Graph& graph, const SyntheticWeights& spec) {
     Tensor t(value.dtype, value.constant.shape());  // fresh storage: graph copies share constants
     for (int64_t i = 0; i < t.numel(); ++i) {
       double x = spec.sigma * gen.next_normal();
-      if (value.dtype == DType::Float64) t.data<double>()[i] = x;
-      else t.data<float>()[i] = static_cast<float>(x);
+      if (value.dtype == DType::Float64)
+        t.data<double>()[i] = x;
+      else
+        t.data<float>()[i] = static_cast<float>(x);
     }
     value.constant = t;
     ++replaced;

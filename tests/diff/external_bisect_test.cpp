@@ -31,8 +31,8 @@ std::string default_model_path() {
 }
 
 TEST(ExternalBisect, CleanCpuRunnerAgreesInOneRun) {
-  ExternalBisectResult r = bisect_external(default_model_path(), Runner::backend("reference"), Runner::backend("cpu"),
-                                           zoo::seed_flow_inputs());
+  ExternalBisectResult r = bisect_external(default_model_path(), Runner::backend("reference"),
+                                           Runner::backend("cpu"), zoo::seed_flow_inputs());
   EXPECT_FALSE(r.diverged);
   EXPECT_EQ(r.test_invocations, 1);
   EXPECT_EQ(r.node_count, 174);
@@ -55,10 +55,12 @@ TEST(ExternalBisect, NamesEachPlantedNodeOfTheDefaultInProcess) {
     spec.node = g.nodes[index].name;
     spec.kind = k % 3 == 0 ? FaultKind::Offset : k % 3 == 1 ? FaultKind::Scale : FaultKind::NaN;
     spec.amount = spec.kind == FaultKind::Offset ? 0.25 : kFaultScale;
-    ExternalBisectResult r = bisect_external(path, Runner::backend("reference"), faulty_cpu(spec), inputs, options);
+    ExternalBisectResult r =
+        bisect_external(path, Runner::backend("reference"), faulty_cpu(spec), inputs, options);
     ASSERT_TRUE(r.diverged) << spec.node;
-    EXPECT_EQ(r.node_name, spec.node) << "fault " << fault_kind_name(spec.kind) << " at #" << index + 1 << "\n"
-                                      << format_external_bisect(r);
+    EXPECT_EQ(r.node_name, spec.node)
+        << "fault " << fault_kind_name(spec.kind) << " at #" << index + 1 << "\n"
+        << format_external_bisect(r);
     EXPECT_EQ(r.verdict, "local") << spec.node;
     // outputs + binary search + local check: O(log N)
     EXPECT_LE(r.test_invocations, log2n + 2) << spec.node;
@@ -72,7 +74,8 @@ TEST(ExternalBisect, RunnerAsReferenceSideAndJson) {
   spec.node = zoo::seed_flow_graph().nodes[100].name;
   ExternalBisectOptions options;
   options.calibrate = false;
-  ExternalBisectResult r = bisect_external(path, Runner::backend("cpu"), faulty_cpu(spec), inputs, options);
+  ExternalBisectResult r =
+      bisect_external(path, Runner::backend("cpu"), faulty_cpu(spec), inputs, options);
   ASSERT_TRUE(r.diverged);
   EXPECT_EQ(r.node_name, spec.node);
   EXPECT_EQ(r.verdict, "local");

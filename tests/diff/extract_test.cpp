@@ -55,7 +55,8 @@ TEST(Extract, SubgraphReimportsAndComputesTheSameValues) {
     std::set<ir::ValueId> read;
     for (const auto& n : back.nodes) read.insert(n.inputs.begin(), n.inputs.end());
     for (size_t v = 0; v < back.values.size(); ++v)
-      if (back.values[v].constant.defined()) EXPECT_TRUE(read.count(static_cast<ir::ValueId>(v))) << back.values[v].name;
+      if (back.values[v].constant.defined())
+        EXPECT_TRUE(read.count(static_cast<ir::ValueId>(v))) << back.values[v].name;
     std::vector<Tensor> outs = reference::evaluate(back, t.inputs);
     Metrics m = compare(outs[0], t.values[out]);
     EXPECT_EQ(m.max_abs_delta, 0) << g.nodes[index].name;  // the same float64 ops in the same order
@@ -91,7 +92,8 @@ TEST(Extract, NodeNamesStandForTheirOutputs) {
 TEST(Extract, BadNamesAreClearErrors) {
   Traced t = trace_default();
   const ir::Graph& g = t.graph;
-  auto expect_error = [&](std::vector<std::string> outs, std::vector<std::string> ins, const std::string& needle) {
+  auto expect_error = [&](std::vector<std::string> outs, std::vector<std::string> ins,
+                          const std::string& needle) {
     try {
       extract_subgraph(g, outs, ins);
       FAIL() << "no error for " << needle;
@@ -102,7 +104,8 @@ TEST(Extract, BadNamesAreClearErrors) {
   };
   expect_error({"no_such_tensor"}, {}, "no_such_tensor");
   expect_error({}, {}, "no output");
-  expect_error({g.value(g.nodes[50].outputs[0]).name}, {g.value(g.inputs[1]).name}, "add it to --inputs");
+  expect_error({g.value(g.nodes[50].outputs[0]).name}, {g.value(g.inputs[1]).name},
+               "add it to --inputs");
   std::string constant;
   for (const auto& v : g.values)
     if (v.constant.defined()) constant = v.name;
@@ -112,7 +115,8 @@ TEST(Extract, BadNamesAreClearErrors) {
 // The same names through onnx.utils.extract_model: the same node set; ours passes onnx.checker.
 TEST(Extract, MatchesOnnxUtilsExtractModel) {
   std::string python = test::find_python("onnx");
-  if (python.empty()) GTEST_SKIP() << "no python3 with onnx (pip install onnx): comparison with onnx.utils skipped";
+  if (python.empty())
+    GTEST_SKIP() << "no python3 with onnx (pip install onnx): comparison with onnx.utils skipped";
   const std::string model = test::shared_model("vits_seed_174");
   ir::Graph g = onnx::import_model(model);
   passes::bind_inputs(g, {});
@@ -120,7 +124,8 @@ TEST(Extract, MatchesOnnxUtilsExtractModel) {
   const std::string dir = test::temp_dir();
   std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
       {g.value(g.nodes[60].outputs[0]).name, {}},
-      {g.value(g.nodes[120].outputs[0]).name, {g.value(g.nodes[100].outputs[0]).name, "z_p", "y_mask"}},
+      {g.value(g.nodes[120].outputs[0]).name,
+       {g.value(g.nodes[100].outputs[0]).name, "z_p", "y_mask"}},
   };
   for (size_t k = 0; k < cases.size(); ++k) {
     const auto& [out, ins] = cases[k];
@@ -128,20 +133,23 @@ TEST(Extract, MatchesOnnxUtilsExtractModel) {
     std::string ours = dir + "/ours_" + std::to_string(k) + ".onnx";
     onnx::export_model(sub, ours);
     std::string in_list;
-    for (const auto& i : (ins.empty() ? std::vector<std::string>{"z_p", "y_mask"} : ins)) in_list += "'" + i + "',";
+    for (const auto& i : (ins.empty() ? std::vector<std::string>{"z_p", "y_mask"} : ins))
+      in_list += "'" + i + "',";
     std::string script = dir + "/cmp_" + std::to_string(k) + ".py";
-    std::ofstream(script) << "import onnx, onnx.utils, sys\n"
-                          << "onnx.utils.extract_model('" << model << "', '" << dir << "/py.onnx', [" << in_list
-                          << "], ['" << out << "'])\n"
-                          << "a = onnx.load('" << ours << "'); onnx.checker.check_model(a, full_check=True)\n"
-                          << "b = onnx.load('" << dir << "/py.onnx')\n"
-                          << "na = sorted(n.name for n in a.graph.node); nb = sorted(n.name for n in b.graph.node)\n"
-                          << "ia = sorted(i.name for i in a.graph.initializer); "
-                          << "ib = sorted(i.name for i in b.graph.initializer)\n"
-                          << "print(len(na), len(nb), len(ia), len(ib))\n"
-                          << "sys.exit(0 if na == nb and ia == ib else 1)\n";
+    std::ofstream(script)
+        << "import onnx, onnx.utils, sys\n"
+        << "onnx.utils.extract_model('" << model << "', '" << dir << "/py.onnx', [" << in_list
+        << "], ['" << out << "'])\n"
+        << "a = onnx.load('" << ours << "'); onnx.checker.check_model(a, full_check=True)\n"
+        << "b = onnx.load('" << dir << "/py.onnx')\n"
+        << "na = sorted(n.name for n in a.graph.node); nb = sorted(n.name for n in b.graph.node)\n"
+        << "ia = sorted(i.name for i in a.graph.initializer); "
+        << "ib = sorted(i.name for i in b.graph.initializer)\n"
+        << "print(len(na), len(nb), len(ia), len(ib))\n"
+        << "sys.exit(0 if na == nb and ia == ib else 1)\n";
     int status = std::system((python + " " + script).c_str());
-    EXPECT_EQ(status, 0) << "node or initializer sets differ from onnx.utils.extract_model for " << out;
+    EXPECT_EQ(status, 0) << "node or initializer sets differ from onnx.utils.extract_model for "
+                         << out;
   }
 }
 

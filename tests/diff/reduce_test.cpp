@@ -23,7 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr size_t kLeakWindow = 16;  // bytes: no window this long of an original initializer may survive
+constexpr size_t kLeakWindow =
+    16;  // bytes: no window this long of an original initializer may survive
 constexpr int64_t kFrames = 128;
 
 std::string model_path() {
@@ -42,7 +43,8 @@ std::set<std::string_view> windows_of(const ir::Graph& g) {
   for (const auto& v : g.values) {
     if (!v.constant.defined() || !is_floating(v.dtype)) continue;
     std::string_view bytes(static_cast<const char*>(v.constant.raw()), v.constant.nbytes());
-    for (size_t i = 0; i + kLeakWindow <= bytes.size(); ++i) out.insert(bytes.substr(i, kLeakWindow));
+    for (size_t i = 0; i + kLeakWindow <= bytes.size(); ++i)
+      out.insert(bytes.substr(i, kLeakWindow));
   }
   return out;
 }
@@ -86,12 +88,14 @@ TEST(Reduce, WritesTheDivergentNodeAloneAndItStillDiverges) {
     ir::Graph back = onnx::import_model(c.dir + "/model.onnx");
     ASSERT_EQ(back.nodes.size(), 1u);  // the node; its constants are initializers, not nodes
     EXPECT_EQ(back.nodes[0].name, c.fault.node);
-    for (ir::ValueId v : back.inputs) EXPECT_TRUE(fs::exists(c.dir + "/inputs/" + runner_file_stem(back.value(v).name) + ".npy"));
+    for (ir::ValueId v : back.inputs)
+      EXPECT_TRUE(fs::exists(c.dir + "/inputs/" + runner_file_stem(back.value(v).name) + ".npy"));
     check_manifest(r);
     // Independently: the written inputs through both sides again.
     NamedTensors feeds;
     for (ir::ValueId v : back.inputs)
-      feeds[back.value(v).name] = read_npy(c.dir + "/inputs/" + runner_file_stem(back.value(v).name) + ".npy");
+      feeds[back.value(v).name] =
+          read_npy(c.dir + "/inputs/" + runner_file_stem(back.value(v).name) + ".npy");
     std::string out = back.value(back.outputs[0]).name;
     NamedTensors ref = Runner::backend("reference").run(c.dir + "/model.onnx", feeds, {out}, "");
     NamedTensors bad = test::faulty_cpu(c.fault).run(c.dir + "/model.onnx", feeds, {out}, "");

@@ -43,8 +43,10 @@ TEST(SyntheticWeights, ReplacesEveryFloatConstantKeepingShapesAndIsSeeded) {
     }
     ++floats;
     EXPECT_NE(t.raw(), o.constant.raw()) << "fresh storage for " << o.name;
-    EXPECT_EQ(std::memcmp(t.raw(), b.values[v].constant.raw(), t.nbytes()), 0) << "same seed, same values";
-    if (t.numel() > 8) EXPECT_NE(std::memcmp(t.raw(), c.values[v].constant.raw(), t.nbytes()), 0) << o.name;
+    EXPECT_EQ(std::memcmp(t.raw(), b.values[v].constant.raw(), t.nbytes()), 0)
+        << "same seed, same values";
+    if (t.numel() > 8)
+      EXPECT_NE(std::memcmp(t.raw(), c.values[v].constant.raw(), t.nbytes()), 0) << o.name;
     for (int64_t i = 0; i < t.numel(); ++i) sum2 += t.element_as_double(i) * t.element_as_double(i);
     count += t.numel();
   }

@@ -63,7 +63,8 @@ TEST_F(RunnersCli, ExtractWritesAValidSubgraph) {
   ir::Graph sub = onnx::import_model(path("sub.onnx"));
   EXPECT_EQ(sub.nodes.back().name, g.nodes[40].name);
   EXPECT_LE(sub.nodes.size(), 41u);
-  Result j = lockstep("extract " + model_ + " --outputs '" + tensor + "' -o " + path("sub2.onnx") + " --json");
+  Result j = lockstep("extract " + model_ + " --outputs '" + tensor + "' -o " + path("sub2.onnx") +
+                      " --json");
   ASSERT_EQ(j.rc, 0) << j.err;
   EXPECT_EQ(nlohmann::json::parse(j.out)["nodes"], sub.nodes.size());
 }
@@ -80,7 +81,8 @@ TEST_F(RunnersCli, ExtractBadArgumentsAreClearAndWriteNothing) {
 }
 
 TEST_F(RunnersCli, ReduceOnCleanBackendsReportsAgreementAndExitsZero) {
-  Result r = lockstep("reduce " + model_ + inputs_arg_ + " --ref reference --test cpu -o " + path("repro"));
+  Result r = lockstep("reduce " + model_ + inputs_arg_ + " --ref reference --test cpu -o " +
+                      path("repro"));
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("agree"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(path("repro")));
@@ -90,7 +92,8 @@ TEST_F(RunnersCli, ReduceBadArgumentsAreClear) {
   Result typo = lockstep("reduce " + model_ + inputs_arg_ + " --test cpuu -o " + path("repro"));
   EXPECT_EQ(typo.rc, 2);
   EXPECT_NE(typo.err.find("unknown backend 'cpuu'"), std::string::npos) << typo.err;
-  Result synth = lockstep("reduce " + model_ + inputs_arg_ + " --synthetic-weights 0.1,x -o " + path("repro"));
+  Result synth =
+      lockstep("reduce " + model_ + inputs_arg_ + " --synthetic-weights 0.1,x -o " + path("repro"));
   EXPECT_EQ(synth.rc, 2);
   EXPECT_NE(synth.err.find("SIGMA,SEED"), std::string::npos) << synth.err;
   EXPECT_EQ(lockstep("reduce " + model_ + inputs_arg_).rc, 2);  // -o missing
@@ -104,17 +107,18 @@ TEST_F(RunnersCli, ReduceBadArgumentsAreClear) {
 
 TEST_F(RunnersCli, ReduceThroughOrtRunners) {
   std::string python = test::find_python("onnxruntime onnx numpy");
-  if (python.empty()) GTEST_SKIP() << "no python3 with onnxruntime and onnx: reduce through ORT NOT tested";
-  Result clean = lockstep("reduce " + model_ + inputs_arg_ + " --test '" + test::ort_runner_command(python) +
-                          "' -o " + path("clean"));
+  if (python.empty())
+    GTEST_SKIP() << "no python3 with onnxruntime and onnx: reduce through ORT NOT tested";
+  Result clean = lockstep("reduce " + model_ + inputs_arg_ + " --test '" +
+                          test::ort_runner_command(python) + "' -o " + path("clean"));
   EXPECT_EQ(clean.rc, 0) << clean.err;
   EXPECT_FALSE(fs::exists(path("clean")));
 
   ir::Graph g = onnx::import_model(model_);
   std::string node = g.nodes[70].name;
   Result r = lockstep("reduce " + model_ + inputs_arg_ + " --test \"" +
-                      test::faulty_ort_command(python, node, "offset", 0.5) + "\" -o " + path("repro") +
-                      " --synthetic-weights 0.1,0");
+                      test::faulty_ort_command(python, node, "offset", 0.5) + "\" -o " +
+                      path("repro") + " --synthetic-weights 0.1,0");
   EXPECT_EQ(r.rc, 1) << r.err;  // a divergence was found and reduced
   auto manifest = nlohmann::json::parse(read_file(path("repro/manifest.json")));
   EXPECT_EQ(manifest["node"]["name"], node);

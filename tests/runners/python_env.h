@@ -7,11 +7,14 @@
 
 namespace lockstep::test {
 
-inline std::string runners_dir() { return std::string(LOCKSTEP_SOURCE_DIR) + "/runners"; }
+inline std::string runners_dir() {
+  return std::string(LOCKSTEP_SOURCE_DIR) + "/runners";
+}
 
 // The first of $LOCKSTEP_PYTHON, the repo's .venv, python3 on PATH, /usr/bin/python3 that imports
 // every module in `modules` (e.g. "onnxruntime onnx numpy"); "" when none does.
-inline std::string find_python(const std::string& modules, const char* env_var = "LOCKSTEP_PYTHON") {
+inline std::string find_python(const std::string& modules,
+                               const char* env_var = "LOCKSTEP_PYTHON") {
   std::vector<std::string> candidates;
   if (const char* env = std::getenv(env_var); env && *env) candidates.push_back(env);
   candidates.push_back(std::string(LOCKSTEP_SOURCE_DIR) + "/.venv/bin/python3");
@@ -35,10 +38,10 @@ inline std::string find_python(const std::string& modules, const char* env_var =
 inline std::string ort_runner_command(const std::string& python) {
   return python + " " + runners_dir() + "/ort_runner.py";
 }
-inline std::string faulty_ort_command(const std::string& python, const std::string& node, const std::string& kind,
-                                      double amount) {
-  return python + " " + runners_dir() + "/faulty_runner.py --node '" + node + "' --kind " + kind + " --amount " +
-         std::to_string(amount) + " --inner ort";
+inline std::string faulty_ort_command(const std::string& python, const std::string& node,
+                                      const std::string& kind, double amount) {
+  return python + " " + runners_dir() + "/faulty_runner.py --node '" + node + "' --kind " + kind +
+         " --amount " + std::to_string(amount) + " --inner ort";
 }
 
 }  // namespace lockstep::test

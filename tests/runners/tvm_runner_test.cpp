@@ -16,7 +16,8 @@ class TvmRunner : public ::testing::Test {
   void SetUp() override {
     python_ = test::find_python("tvm onnx numpy", "LOCKSTEP_TVM_PYTHON");
     if (python_.empty())
-      GTEST_SKIP() << "no python3 that imports tvm (pip install apache-tvm==0.25.0.post1 apache-tvm-ffi==0.1.12 "
+      GTEST_SKIP() << "no python3 that imports tvm (pip install apache-tvm==0.25.0.post1 "
+                      "apache-tvm-ffi==0.1.12 "
                       "onnx numpy; or set LOCKSTEP_TVM_PYTHON): the TVM runner is NOT tested";
     model_ = test::shared_model("vits_seed_174");
     std::string base = test::shared_models_dir() + "/vits_seed_174";
@@ -28,7 +29,8 @@ class TvmRunner : public ::testing::Test {
 };
 
 TEST_F(TvmRunner, AgreesWithTheReferenceOnTheReportGraph) {
-  ExternalBisectResult r = bisect_external(model_, Runner::backend("reference"), Runner::command(command()), inputs_);
+  ExternalBisectResult r =
+      bisect_external(model_, Runner::backend("reference"), Runner::command(command()), inputs_);
   EXPECT_FALSE(r.diverged) << format_external_bisect(r);
   ASSERT_EQ(r.probes.size(), 1u);
   std::printf("[tvm] vits_seed_174 output rel_l2 %.3g against float64\n", r.probes[0].worst.rel_l2);
@@ -36,8 +38,8 @@ TEST_F(TvmRunner, AgreesWithTheReferenceOnTheReportGraph) {
 
 TEST_F(TvmRunner, BisectionThroughTvmNamesAPlantedNode) {
   const std::string node = "/flows.4/enc/in_layers.1/Conv";
-  Runner test = Runner::command(python_ + " " + test::runners_dir() + "/faulty_runner.py --node '" + node +
-                                "' --kind scale --amount 1.5 --inner '" + command() + "'");
+  Runner test = Runner::command(python_ + " " + test::runners_dir() + "/faulty_runner.py --node '" +
+                                node + "' --kind scale --amount 1.5 --inner '" + command() + "'");
   ExternalBisectResult r = bisect_external(model_, Runner::backend("reference"), test, inputs_);
   ASSERT_TRUE(r.diverged);
   EXPECT_EQ(r.node_name, node) << format_external_bisect(r);

@@ -19,8 +19,9 @@ namespace fs = std::filesystem;
 diff::Runner side(const std::string& spec) {
   if (!find_backend(spec) && spec.find_first_of(" \t/") == std::string::npos)
     throw Error(ErrorCode::InvalidArgument,
-                "unknown backend '" + spec + "' (known: reference, cpu, cuda; an external runner is a command line, "
-                "e.g. 'python3 runners/ort_runner.py')");
+                "unknown backend '" + spec +
+                    "' (known: reference, cpu, cuda; an external runner is a command line, "
+                    "e.g. 'python3 runners/ort_runner.py')");
   return diff::Runner::parse(spec);
 }
 
@@ -35,7 +36,9 @@ int cmd_reduce(const ReduceArgs& args) {
   Model model = load_model_or_default(args.model);
   ModelInputs inputs = gather_inputs(model.graph(), args.inputs);
   options.bisect.input_shapes = inputs.bind;
-  options.bisect.progress = [](const std::string& line) { std::cerr << "lockstep: " << line << '\n'; };
+  options.bisect.progress = [](const std::string& line) {
+    std::cerr << "lockstep: " << line << '\n';
+  };
 
   std::string model_path = args.model, temp;
   if (model_path.empty()) {  // runners read files: write the embedded default to a temporary one
@@ -54,10 +57,12 @@ int cmd_reduce(const ReduceArgs& args) {
   if (!temp.empty()) fs::remove_all(temp);
   std::cout << diff::format_reduce(r);
   if (!r.diverged) return kExitOk;
-  if (!r.still_diverges) std::cerr << "lockstep: warning: the reduced model does not diverge on its own\n";
+  if (!r.still_diverges)
+    std::cerr << "lockstep: warning: the reduced model does not diverge on its own\n";
   if (r.synthetic && !r.synthetic_diverges)
-    std::cerr << "lockstep: warning: the divergence does not survive synthetic weights; rerun without "
-                 "--synthetic-weights for a reproducer with the original weights\n";
+    std::cerr
+        << "lockstep: warning: the divergence does not survive synthetic weights; rerun without "
+           "--synthetic-weights for a reproducer with the original weights\n";
   return kExitFail;
 }
 
