@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
+#include <unordered_set>
 
 #include "core/atomic_file.h"
 #include "core/hash.h"
@@ -38,8 +39,8 @@ std::string model_path() {
 }
 
 // Every kLeakWindow-byte window of every floating initializer of `g`.
-std::set<std::string_view> windows_of(const ir::Graph& g) {
-  std::set<std::string_view> out;
+std::unordered_set<std::string_view> windows_of(const ir::Graph& g) {
+  std::unordered_set<std::string_view> out;
   for (const auto& v : g.values) {
     if (!v.constant.defined() || !is_floating(v.dtype)) continue;
     std::string_view bytes(static_cast<const char*>(v.constant.raw()), v.constant.nbytes());
@@ -125,7 +126,7 @@ TEST(Reduce, SyntheticWeightsLeaveNoOriginalBytesAndStillDiverge) {
   for (const auto& v : written.values)
     if (v.constant.defined() && is_floating(v.dtype)) ++floats;
   EXPECT_GE(floats, 1);
-  std::set<std::string_view> original = windows_of(g);
+  std::unordered_set<std::string_view> original = windows_of(g);
   ASSERT_FALSE(original.empty());
   std::string bytes = read_file(c.dir + "/model.onnx");  // the whole file, not only initializers
   size_t leaks = 0;
