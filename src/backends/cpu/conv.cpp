@@ -15,6 +15,7 @@
 
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/layout.h"
 #include "backends/cpu/profile.h"
 #include "backends/cpu/transpose.h"
 
@@ -45,10 +46,10 @@ struct ConvGeometry {
   Dims extra;  // ConvTranspose: output positions past the full result (output_padding)
 };
 
-ConvGeometry geometry(const CompileContext& ctx, const ir::Node& node, bool transposed) {
-  const Shape& x = ctx.value(node.inputs.at(0)).shape;
-  const Shape& w = ctx.value(node.inputs.at(1)).shape;
-  const Shape& y = ctx.value(node.outputs.at(0)).shape;
+ConvGeometry geometry(const ir::Graph& graph, const ir::Node& node, bool transposed) {
+  const Shape& x = graph.value(node.inputs.at(0)).shape;
+  const Shape& w = graph.value(node.inputs.at(1)).shape;
+  const Shape& y = graph.value(node.outputs.at(0)).shape;
   ConvGeometry g;
   if (x.size() < 3 || x.size() > 5 || w.size() != x.size() || y.size() != x.size())
     throw Error(ErrorCode::UnsupportedAttribute,
@@ -110,7 +111,7 @@ class ConvKernel final : public Kernel {
       : engine_(*ctx.engine), stream_(*ctx.stream), epilogue_(ctx, node), profile_(ctx.profile) {
     auto t_start = std::chrono::steady_clock::now();
     const bool transposed = node.op == ir::Op::ConvTranspose;
-    ConvGeometry g = geometry(ctx, node, transposed);
+    ConvGeometry g = geometry(ctx.graph, node, transposed);
     const Shape& xs = ctx.value(node.inputs[0]).shape;
     const Shape& ws = ctx.value(node.inputs[1]).shape;
     const Shape& ys = ctx.value(node.outputs[0]).shape;
@@ -153,10 +154,24 @@ class ConvKernel final : public Kernel {
                            std::all_of(g.strides.begin(), g.strides.end(), [](int64_t s) { return s == 1; }) &&
                            std::all_of(g.pad_begin.begin(), g.pad_begin.end(), [](int64_t p) { return p == 0; });
     auto tag_any = memory::format_tag::any;
-    memory::desc x_plain = plain_desc(x_dims, plain_strides(x_dims));
-    memory::desc y_plain = plain_desc(y_view, plain_strides(y_dims));  // view into the full output rows
-    memory::desc x_md = pointwise ? x_plain : memory::desc(x_dims, memory::data_type::f32, tag_any);
-    memory::desc y_md = pointwise ? plain_desc(y_view, plain_strides(y_view)) : memory::desc(y_view, memory::data_type::f32, tag_any);
+    // The arena layouts (layout.h): channels-last values are read/written in place as nwc.
+    const bool x_nwc = ctx.is_nwc(node.inputs[0]), y_nwc = ctx.is_nwc(node.outputs[0]);
+    if (y_nwc && has_extra_)
+      throw Error(ErrorCode::Internal, "cpu: channels-last output with extra positions", node.name, ir::op_name(node.op));
+    // Only 1-D values are ever channels-last (an nwc desc of another rank would throw).
+    memory::desc x_nwc_d = x_nwc ? memory::desc(x_dims, memory::data_type::f32, memory::format_tag::nwc) : memory::desc();
+    memory::desc y_nwc_d = y_nwc ? memory::desc(y_view, memory::data_type::f32, memory::format_tag::nwc) : memory::desc();
+    memory::desc x_plain = x_nwc ? x_nwc_d : plain_desc(x_dims, plain_strides(x_dims));
+    memory::desc y_plain = y_nwc ? y_nwc_d : plain_desc(y_view, plain_strides(y_dims));  // view into the full output rows
+    // Pointwise convs are GEMMs on the plain layout, unless one side is channels-last: then the
+    // other side is left to oneDNN too (mixed nwc/ncw has no fast kernel).
+    const bool plain_gemm = pointwise && !x_nwc && !y_nwc;
+    // ConvTranspose keeps format_tag::any (its fast kernel is a plain-layout GEMM; an nwc one
+    // is the reference loop), converting channels-last values with our transposes.
+    memory::desc x_md = (plain_gemm || x_nwc) && !transposed ? x_plain : memory::desc(x_dims, memory::data_type::f32, tag_any);
+    memory::desc y_md = y_nwc && !transposed ? y_nwc_d
+                        : plain_gemm ? plain_desc(y_view, plain_strides(y_view))
+                                     : memory::desc(y_view, memory::data_type::f32, tag_any);
     if (pointwise && has_extra_) y_md = y_plain;
     memory::desc w_md(w_dims, memory::data_type::f32, tag_any);
     memory::desc b_md = bias_ ? memory::desc({Co}, memory::data_type::f32, memory::format_tag::a) : memory::desc();
@@ -213,9 +228,15 @@ class ConvKernel final : public Kernel {
     // epilogue applied per tile as it is written.
     if (x_dims.size() == 3) {
       // Below 16 channels the 16x16 tiles do not apply: oneDNN's reorder is the faster one.
-      own_src_ = reorder_src_ && Ci >= 16 && src_d == memory::desc(x_dims, memory::data_type::f32, memory::format_tag::nwc);
-      own_dst_ = reorder_dst_ && !has_extra_ && Co >= 16 &&
-                 dst_d == memory::desc(y_view, memory::data_type::f32, memory::format_tag::nwc);
+      // Channels-last arena values (>= 16 channels) the primitive wants plain: the other way round.
+      const memory::desc x_ncw = plain_desc(x_dims, plain_strides(x_dims)), y_ncw = plain_desc(y_view, plain_strides(y_view));
+      own_src_ = reorder_src_ && (x_nwc ? src_d == x_ncw
+                                        : Ci >= 16 && src_d == memory::desc(x_dims, memory::data_type::f32, memory::format_tag::nwc));
+      own_dst_ = reorder_dst_ && !has_extra_ &&
+                 (y_nwc ? dst_d == y_ncw
+                        : Co >= 16 && dst_d == memory::desc(y_view, memory::data_type::f32, memory::format_tag::nwc));
+      src_from_nwc_ = x_nwc;
+      dst_to_nwc_ = y_nwc;
     }
     n_ = ys[0];
     c_in_ = Ci;
@@ -264,7 +285,10 @@ class ConvKernel final : public Kernel {
   }
 
   void reorder_in() {
-    if (own_src_) {
+    if (own_src_ && src_from_nwc_) {
+      nwc_to_ncw(static_cast<const float*>(x_mem_.get_data_handle()), static_cast<float*>(src_mem_.get_data_handle()),
+                 n_, c_in_, w_in_, nullptr);
+    } else if (own_src_) {
       ncw_to_nwc(static_cast<const float*>(x_mem_.get_data_handle()), static_cast<float*>(src_mem_.get_data_handle()),
                  n_, c_in_, w_in_);
     } else if (reorder_src_) {
@@ -274,6 +298,11 @@ class ConvKernel final : public Kernel {
   }
 
   void reorder_out_with_epilogue() {
+    if (own_dst_ && dst_to_nwc_) {
+      ncw_to_nwc(static_cast<const float*>(dst_mem_.get_data_handle()), out_, n_, c_out_, w_out_);
+      epilogue_.apply_all(out_);
+      return;
+    }
     if (own_dst_) {
       const float* from = static_cast<const float*>(dst_mem_.get_data_handle());
       if (epilogue_.empty()) {
@@ -346,6 +375,7 @@ class ConvKernel final : public Kernel {
   size_t src_off_ = 0, dst_off_ = 0, wei_off_ = 0, scratch_off_ = 0;
   bool reorder_src_ = false, reorder_dst_ = false, weights_const_ = true, has_extra_ = false;
   bool own_src_ = false, own_dst_ = false;  // our transposes instead of oneDNN reorders
+  bool src_from_nwc_ = false, dst_to_nwc_ = false;  // their direction: from/to a channels-last arena value
   int64_t n_ = 1, c_in_ = 1, c_out_ = 1, w_in_ = 1, w_out_ = 1;
   Dims extra_;
   Shape out_shape_;
@@ -354,6 +384,17 @@ class ConvKernel final : public Kernel {
 };
 
 }  // namespace
+
+bool conv_can_write_nwc(const ir::Graph& graph, const ir::Node& node) {
+  if (node.inputs.size() < 2 || node.inputs[0] == ir::kNoValue || node.inputs[1] == ir::kNoValue) return false;
+  if (graph.value(node.outputs.at(0)).shape.size() != 3) return false;
+  try {
+    ConvGeometry g = geometry(graph, node, node.op == ir::Op::ConvTranspose);
+    return std::all_of(g.extra.begin(), g.extra.end(), [](int64_t e) { return e == 0; });
+  } catch (const Error&) {
+    return false;  // the kernel factory reports it
+  }
+}
 
 KernelPtr make_conv_kernel(CompileContext& ctx, const ir::Node& node) {
   if (node.inputs.size() < 2 || node.inputs[0] == ir::kNoValue || node.inputs[1] == ir::kNoValue)

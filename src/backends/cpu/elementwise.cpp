@@ -32,9 +32,11 @@ struct Operand {
   DType dtype = DType::Float32;
 };
 
-Operand operand(const CompileContext& ctx, ir::ValueId id, const Shape& out) {
+// `out` is the node's view shape (channels-last when its output is stored so).
+Operand operand(const CompileContext& ctx, const ir::Node& node, ir::ValueId id, const Shape& out) {
   const ir::Value& v = ctx.value(id);
-  return Operand{static_cast<const std::byte*>(ctx.ptr(id)), row_operand(v.shape, out), storage_dtype(v.dtype)};
+  return Operand{static_cast<const std::byte*>(ctx.ptr(id)), row_operand(ctx.view_shape(node, id), out),
+                 storage_dtype(v.dtype)};
 }
 
 template <class T>
@@ -45,9 +47,13 @@ const T* row_ptr(const Operand& o, int64_t row, int64_t begin, const Shape& out)
 class FloatUnaryKernel final : public Kernel {
  public:
   FloatUnaryKernel(CompileContext& ctx, const ir::Node& node) : op_(node.op), epilogue_(ctx, node) {
-    const ir::Value& y = ctx.value(node.outputs.at(0));
-    view_ = row_view(y.shape);
-    x_ = operand(ctx, node.inputs.at(0), y.shape);
+    Shape y = ctx.view_shape(node, node.outputs.at(0));
+    // Without an epilogue to broadcast, one flat row: channels-last views have short rows.
+    if (node.epilogue.empty() && ctx.value(node.inputs.at(0)).shape == ctx.value(node.outputs[0]).shape)
+      y = Shape{num_elements(y)};
+    view_ = row_view(y);
+    x_ = Operand{static_cast<const std::byte*>(ctx.ptr(node.inputs.at(0))),
+                 row_operand(y.size() == 1 ? y : ctx.view_shape(node, node.inputs.at(0)), y), DType::Float32};
     alpha_ = node.attrs.get_float("alpha", 0.01f);
     out_ = ctx.fptr(node.outputs[0]);
   }
@@ -71,10 +77,10 @@ class FloatUnaryKernel final : public Kernel {
 class FloatBinaryKernel final : public Kernel {
  public:
   FloatBinaryKernel(CompileContext& ctx, const ir::Node& node) : op_(node.op), epilogue_(ctx, node) {
-    const ir::Value& y = ctx.value(node.outputs.at(0));
-    view_ = row_view(y.shape);
-    a_ = operand(ctx, node.inputs.at(0), y.shape);
-    b_ = operand(ctx, node.inputs.at(1), y.shape);
+    const Shape y = ctx.view_shape(node, node.outputs.at(0));
+    view_ = row_view(y);
+    a_ = operand(ctx, node, node.inputs.at(0), y);
+    b_ = operand(ctx, node, node.inputs.at(1), y);
     out_ = ctx.fptr(node.outputs[0]);
   }
   void run() override {
@@ -102,8 +108,8 @@ class IntBinaryKernel final : public Kernel {
   IntBinaryKernel(CompileContext& ctx, const ir::Node& node) : op_(node.op), name_(node.name) {
     const ir::Value& y = ctx.value(node.outputs.at(0));
     view_ = row_view(y.shape);
-    a_ = operand(ctx, node.inputs.at(0), y.shape);
-    b_ = operand(ctx, node.inputs.at(1), y.shape);
+    a_ = operand(ctx, node, node.inputs.at(0), y.shape);
+    b_ = operand(ctx, node, node.inputs.at(1), y.shape);
     out_ = static_cast<T*>(ctx.ptr(node.outputs[0]));
   }
   void run() override {
@@ -154,8 +160,8 @@ class EqualKernel final : public Kernel {
   EqualKernel(CompileContext& ctx, const ir::Node& node) {
     const ir::Value& y = ctx.value(node.outputs.at(0));
     view_ = row_view(y.shape);
-    a_ = operand(ctx, node.inputs.at(0), y.shape);
-    b_ = operand(ctx, node.inputs.at(1), y.shape);
+    a_ = operand(ctx, node, node.inputs.at(0), y.shape);
+    b_ = operand(ctx, node, node.inputs.at(1), y.shape);
     out_ = static_cast<bool*>(ctx.ptr(node.outputs[0]));
     size_ = storage_size(a_.dtype);
   }
@@ -189,9 +195,9 @@ class WhereKernel final : public Kernel {
   WhereKernel(CompileContext& ctx, const ir::Node& node) {
     const ir::Value& y = ctx.value(node.outputs.at(0));
     view_ = row_view(y.shape);
-    c_ = operand(ctx, node.inputs.at(0), y.shape);
-    x_ = operand(ctx, node.inputs.at(1), y.shape);
-    y_ = operand(ctx, node.inputs.at(2), y.shape);
+    c_ = operand(ctx, node, node.inputs.at(0), y.shape);
+    x_ = operand(ctx, node, node.inputs.at(1), y.shape);
+    y_ = operand(ctx, node, node.inputs.at(2), y.shape);
     out_ = static_cast<std::byte*>(ctx.ptr(node.outputs[0]));
     size_ = static_cast<int64_t>(storage_size(y.dtype));
   }
@@ -224,8 +230,8 @@ class MixedPowKernel final : public Kernel {
   MixedPowKernel(CompileContext& ctx, const ir::Node& node) {
     const ir::Value& y = ctx.value(node.outputs.at(0));
     view_ = row_view(y.shape);
-    a_ = operand(ctx, node.inputs.at(0), y.shape);
-    b_ = operand(ctx, node.inputs.at(1), y.shape);
+    a_ = operand(ctx, node, node.inputs.at(0), y.shape);
+    b_ = operand(ctx, node, node.inputs.at(1), y.shape);
     out_dtype_ = storage_dtype(y.dtype);
     out_ = static_cast<std::byte*>(ctx.ptr(node.outputs[0]));
   }

@@ -139,7 +139,8 @@ Epilogue::Epilogue(const CompileContext& ctx, const ir::Node& node) {
   if (!is_floating(out.dtype))
     throw Error(ErrorCode::UnsupportedAttribute, "cpu: epilogue on a non-floating output", node.name,
                 ir::op_name(node.op));
-  view_ = row_view(out.shape);
+  const Shape out_shape = ctx.view_shape(node, node.outputs[0]);
+  view_ = row_view(out_shape);
   for (const auto& s : node.epilogue) {
     Step step;
     step.op = s.op;
@@ -153,11 +154,20 @@ Epilogue::Epilogue(const CompileContext& ctx, const ir::Node& node) {
         throw Error(ErrorCode::UnsupportedAttribute, "cpu: epilogue operand of " + s.onnx_name + " is not floating",
                     node.name);
       step.operand = ctx.fptr(s.operand);
-      step.addressing = row_operand(operand.shape, out.shape);
+      step.addressing = row_operand(ctx.view_shape(node, s.operand), out_shape);
     } else if (!ir::is_unary_elementwise(s.op)) {
       throw Error(ErrorCode::UnsupportedOp, std::string("cpu: epilogue step op ") + ir::op_name(s.op), node.name);
     }
     steps_.push_back(step);
+  }
+  total_ = num_elements(out_shape);
+  flat_ = true;
+  for (size_t i = 0, k = 0; i < node.epilogue.size(); ++i, ++k) {
+    const ir::ValueId id = node.epilogue[i].operand;
+    if (!steps_[k].operand) continue;
+    const int64_t n = num_elements(ctx.value(id).shape);
+    steps_[k].scalar = n == 1;
+    flat_ = flat_ && (n == 1 || n == total_);
   }
 }
 
@@ -177,6 +187,21 @@ void Epilogue::apply_row(float* out, int64_t row, int64_t begin, int64_t end) co
 
 void Epilogue::apply_all(float* out) const {
   if (steps_.empty()) return;
+  if (flat_) {
+    constexpr int64_t kChunk = 4096;
+    const int64_t count = (total_ + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static)
+    for (int64_t item = 0; item < count; ++item) {
+      const int64_t begin = item * kChunk, n = std::min(kChunk, total_ - begin);
+      float* acc = out + begin;
+      for (const Step& s : steps_) {
+        if (!s.operand) unary_inplace(s.op, s.alpha, acc, n);
+        else if (s.scalar) binary_inplace(s.op, acc, s.operand, 0, s.operand_is_lhs, n);
+        else binary_inplace(s.op, acc, s.operand + begin, 1, s.operand_is_lhs, n);
+      }
+    }
+    return;
+  }
   RowChunks c = row_chunks(view_);
   const int64_t count = c.count();
 #pragma omp parallel for schedule(static)

@@ -53,9 +53,14 @@ class Epilogue {
     const float* operand = nullptr;
     RowOperand addressing;
     bool operand_is_lhs = false;
+    bool scalar = false;  // one-element operand
   };
   RowView view_;
   std::vector<Step> steps_;
+  // Every operand full-size or a scalar: apply_all works on one flat row (channels-last views
+  // have rows of only C elements).
+  bool flat_ = false;
+  int64_t total_ = 0;
 };
 
 // Work items for a row view: (row, column chunk) pairs so that few long rows still spread over

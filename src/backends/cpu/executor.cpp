@@ -9,7 +9,9 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/layout.h"
 #include "backends/cpu/profile.h"
+#include "backends/cpu/transpose.h"
 
 namespace lockstep::cpu {
 
@@ -78,6 +80,8 @@ class CpuExecutable final : public Executable {
 
     CompileContext ctx{graph_, std::vector<void*>(nvalues, nullptr), threads_, &engine_, &stream_, &workspace_, 0};
     ctx.profile = profile_.enabled() ? &profile_ : nullptr;
+    ctx.nwc = choose_nwc(graph_);
+    nwc_ = ctx.nwc;
     for (size_t v = 0; v < nvalues; ++v) {
       const ir::Value& value = graph_.values[v];
       if (value.constant.defined()) {
@@ -144,16 +148,29 @@ class CpuExecutable final : public Executable {
       if (node.outputs[o] == ir::kNoValue) continue;
       Tensor t = copy_out(node.outputs[o]);
       fault(node, static_cast<int>(o), t);
-      std::memcpy(pointers_[static_cast<size_t>(node.outputs[o])], t.raw(), t.nbytes());
+      void* dst = pointers_[static_cast<size_t>(node.outputs[o])];
+      if (is_nwc(node.outputs[o])) {
+        const Shape& s = t.shape();
+        ncw_to_nwc(static_cast<const float*>(t.raw()), static_cast<float*>(dst), s[0], s[1], s[2]);
+      } else {
+        std::memcpy(dst, t.raw(), t.nbytes());
+      }
     }
   }
 
   Tensor copy_out(ir::ValueId id) const {
     const ir::Value& v = graph_.value(id);
     Tensor t(storage_dtype(v.dtype), v.shape);
-    std::memcpy(t.raw(), pointers_[static_cast<size_t>(id)], t.nbytes());
+    const void* src = pointers_[static_cast<size_t>(id)];
+    if (is_nwc(id))  // channels-last in the arena: hand out the declared NCW layout
+      nwc_to_ncw(static_cast<const float*>(src), static_cast<float*>(t.raw()), v.shape[0], v.shape[1], v.shape[2],
+                 nullptr);
+    else
+      std::memcpy(t.raw(), src, t.nbytes());
     return t;
   }
+
+  bool is_nwc(ir::ValueId id) const { return nwc_[static_cast<size_t>(id)] != 0; }
 
   void check_inputs(const std::vector<Tensor>& inputs) const {
     if (inputs.size() < graph_.inputs.size())
@@ -186,6 +203,7 @@ class CpuExecutable final : public Executable {
   int64_t arena_bytes_ = 0;
   std::vector<Tensor> constants_;
   std::vector<void*> pointers_;
+  std::vector<char> nwc_;  // per ValueId: stored channels-last (layout.h)
   Workspace workspace_;
   std::unique_ptr<AlignedBuffer> workspace_buffer_;
   Profile profile_;  // before the kernels, which keep a pointer to it

@@ -1,6 +1,7 @@
 #include "backends/cpu/kernel.h"
 
 #include "backends/cpu/epilogue.h"
+#include "backends/cpu/layout.h"
 
 namespace lockstep::cpu {
 
@@ -25,6 +26,11 @@ std::vector<int64_t> broadcast_strides(const Shape& operand, const Shape& out) {
     else throw Error(ErrorCode::ShapeMismatch, "cannot broadcast " + shape_str(operand) + " to " + shape_str(out));
   }
   return result;
+}
+
+Shape CompileContext::view_shape(const ir::Node& node, ir::ValueId id) const {
+  const bool channels_last = !node.outputs.empty() && is_nwc(node.outputs[0]);
+  return channels_last ? nwc_view(value(id).shape) : value(id).shape;
 }
 
 std::vector<int64_t> CompileContext::const_ints(const ir::Node& node, size_t input) const {

@@ -43,6 +43,12 @@ struct CompileContext {
   Workspace* workspace = nullptr;  // filled after every kernel reported its need
   size_t workspace_bytes = 0;      // kernels raise this to what they need
   Profile* profile = nullptr;  // set when LOCKSTEP_CPU_PROFILE asks for per-part timing
+  std::vector<char> nwc;       // per ValueId: stored channels-last (layout.h); empty = none
+
+  bool is_nwc(ir::ValueId id) const { return id != ir::kNoValue && static_cast<size_t>(id) < nwc.size() && nwc[static_cast<size_t>(id)]; }
+  // The shape `node` addresses value `id` by: the channels-last view when the node's output is
+  // stored channels-last (all its operands are then channels-last or layout-invariant).
+  Shape view_shape(const ir::Node& node, ir::ValueId id) const;
 
   void* ptr(ir::ValueId id) const { return id == ir::kNoValue ? nullptr : pointers.at(static_cast<size_t>(id)); }
   float* fptr(ir::ValueId id) const { return static_cast<float*>(ptr(id)); }
