@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <string>
 
 #include "backends/cpu/cpu_test_util.h"
 #include "backends/cpu/layout.h"
+#include "core/npy.h"
+#include "support/fixtures.h"
 
 namespace lockstep::cpu_test {
 namespace {
@@ -122,6 +125,43 @@ TEST(CpuLayout, ChainAndTapsMatchReference) {
       EXPECT_EQ(std::memcmp(plain[i].raw(), again[i].raw(), plain[i].nbytes()), 0) << "recompiled, output " << i;
     }
   }
+}
+
+}  // namespace
+}  // namespace lockstep::cpu_test
+
+namespace lockstep::cpu_test {
+namespace {
+
+// Every tapped value of a decoder (channels-last chains, ConvTranspose, 8-channel values) in
+// the declared NCW layout, against the float64 reference's taps; taps change no bits.
+constexpr double kDecoderTapRelL2 = 1e-5;
+
+TEST(CpuLayout, DecoderTapsMatchReferenceAndKeepBits) {
+  const std::string stem = test::shared_models_dir() + "/vits_low_dec_T128";
+  if (!std::filesystem::exists(stem + ".onnx")) GTEST_SKIP() << "no shared model " << stem;
+  const std::vector<Tensor> inputs = {read_npy(stem + ".z_p.npy"), read_npy(stem + ".y_mask.npy")};
+  Options o;
+  o.threads = 2;
+  auto exe = lockstep::compile(Model::load(stem + ".onnx"), "cpu", o);
+  const ir::Graph& g = exe->graph();
+  auto nwc = cpu::choose_nwc(g);
+  int channels_last = 0;
+  for (char c : nwc) channels_last += c != 0;
+  EXPECT_GT(channels_last, 10) << "the decoder's conv chains should run channels-last";
+  std::map<std::string, Tensor> want, got;
+  reference::evaluate(g, inputs, [&](const ir::Node& n, int o, const Tensor& t) {
+    if (o == 0 && is_floating(t.dtype())) want[n.name] = t;
+  });
+  RunOptions ro;
+  ro.tap = [&](const ir::Node& n, int o, const Tensor& t) {
+    if (o == 0 && is_floating(t.dtype())) got[n.name] = t;
+  };
+  auto tapped = exe->run(inputs, ro);
+  auto plain = exe->run(inputs);
+  ASSERT_EQ(got.size(), want.size());
+  for (auto& [name, t] : want) EXPECT_LE(diff(got.at(name), t).rel_l2, kDecoderTapRelL2) << name;
+  EXPECT_EQ(std::memcmp(plain[0].raw(), tapped[0].raw(), plain[0].nbytes()), 0);
 }
 
 }  // namespace
