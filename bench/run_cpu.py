@@ -25,10 +25,12 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--models", default=os.path.join(ROOT, "..", "shared", "models"))
     ap.add_argument("--only", default="", help="comma-separated model stems")
+    ap.add_argument("--ort-run", default=os.path.join(ROOT, "..", "shared", "tools", "ort_run.py"),
+                    help="the shared ONNX Runtime runner (ort_run.py)")
     args = ap.parse_args()
     stems = sorted(f[:-5] for f in os.listdir(args.models) if f.endswith(".onnx"))
     if args.only: stems = [s for s in stems if s in args.only.split(",")]
-    ort_run = os.path.join(ROOT, "..", "shared", "tools", "ort_run.py")
+    ort_run = args.ort_run
     bench = os.path.join(args.build, "lockstep_bench")
     rows = []
     for stem in stems:

@@ -31,7 +31,7 @@ for d in sorted(os.listdir(base)):
     if os.path.exists(p) and all(n.domain in ("", "ai.onnx") and n.op_type in ops for n in onnx.load(p).graph.node):
         shutil.copytree(f"{base}/{d}", f"{sys.argv[1]}/{d}")
 PY
-cp ../shared/tools/vits_export.py ../shared/tools/bench_peers.py $D/tools/
+cp ../shared/tools/vits_export.py ../shared/tools/bench_peers.py ../shared/tools/ort_run.py $D/tools/
 tar -C $D -cJf "$P/data.tar.xz" models node tools
 rm -rf $D
 du -sh "$P"/*

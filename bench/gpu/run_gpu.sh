@@ -37,6 +37,16 @@ fast)
       echo "## lockstep compare vits_seed_174 --precision $prec"
       timeout 60 "$PKG/lockstep" compare $M/vits_seed_174.onnx --inputs $M/vits_seed_174.z_p.npy $M/vits_seed_174.y_mask.npy --precision $prec
     done; } 2>&1 | tee "$OUT/fast.log" | grep -E "^##|PASS|FAIL|precision|AGREE|DIVERGE|SHA-256|rror" ;;
+tools)
+  { echo "## lockstep bisect --ref reference --test cuda (embedded default)"; timeout 120 "$PKG/lockstep" bisect --ref reference --test cuda --format markdown | tail -8
+    echo "## lockstep determinism vits_seed_dec_T256 --backend cuda --runs 8"
+    timeout 240 "$PKG/lockstep" determinism $M/vits_seed_dec_T256.onnx --backend cuda --runs 8 --inputs $M/vits_seed_dec_T256.z_p.npy $M/vits_seed_dec_T256.y_mask.npy | tail -14
+  } 2>&1 | tee "$OUT/tools.log" ;;
+cpu)
+  # lockstep CPU vs ONNX Runtime CPU on this machine's cores, side by side (bench/run_cpu.py).
+  for t in ${CPU_THREADS:-16 2}; do
+    timeout 300 python3 bench/run_cpu.py --threads $t --rounds 3 --build "$PKG" --models $M --ort-run /tmp/gpurun/tools/ort_run.py
+  done 2>&1 | tee "$OUT/cpu.log" ;;
 probe)
   [ -x "$PKG/conv3xtf32_probe" ] && timeout 120 "$PKG/conv3xtf32_probe" 2>&1 | tee "$OUT/probe.log" ;;
 bench)
