@@ -119,6 +119,7 @@ int cmd_check(const CheckArgs& args) {
   Options options;
   options.threads = args.common.threads;
   options.max_memory_bytes = args.common.max_memory;
+  options.safe = args.common.safe;
   options.input_shapes = inputs.bind;
   options.precision = args.common.precision;
   // Reduced precision (cuda fast modes): cuda's error is printed, not held to the fp32 bar.
@@ -169,6 +170,7 @@ int cmd_check(const CheckArgs& args) {
       std::vector<std::string> wargs{"__worker", "--backend", b->name(), "--inputs-npz", inputs_npz, "--anchors",
                                      anchors_file, "--out", dir, "--threads", std::to_string(args.common.threads),
                                      "--precision", options.precision};
+      if (options.safe) wargs.push_back("--safe");
       if (!embedded) wargs.insert(wargs.begin() + 1, args.model);
       int rc = spawn_worker(wargs, dir + "/log.txt");
       if (rc != 0) r.error = "worker exited with " + std::to_string(rc) + ": " + last_line(dir + "/log.txt");

@@ -28,6 +28,7 @@ int cmd_compare(const CompareArgs& given) {
   Options options;
   options.threads = args.common.threads;
   options.max_memory_bytes = args.common.max_memory;
+  options.safe = args.common.safe;
   options.input_shapes = inputs.bind;
   options.precision = args.common.precision;
   // Reduced precision (cuda fast modes): the error is reported, not held to the fp32 bar.

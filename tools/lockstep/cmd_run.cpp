@@ -25,6 +25,7 @@ int cmd_run(const RunArgs& args) {
   Options options;
   options.threads = args.common.threads;
   options.max_memory_bytes = args.common.max_memory;
+  options.safe = args.common.safe;
   options.input_shapes = inputs.bind;
   options.print_after_all = args.print_after_all;
   options.opt_bisect_limit = args.opt_bisect_limit;

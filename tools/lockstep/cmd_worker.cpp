@@ -24,6 +24,7 @@ int cmd_worker(const WorkerArgs& args) {
   Options options;
   options.threads = args.threads;
   options.precision = args.precision;
+  options.safe = args.safe;
   options.input_shapes = inputs.bind;
   for (const auto& a : anchors) options.observe.push_back(a.name);
   auto exe = compile(model, args.backend, options);

@@ -26,6 +26,7 @@ struct CommonArgs {
   bool json = false;
   std::string precision = "fp32";  // --precision (run, compare, check): cuda fast modes
   int64_t max_memory = 0;          // --max-memory: cap on the planned arena in bytes; 0 = none
+  bool safe = false;               // --safe (run, compare, check): cuda safe mode
 };
 
 struct RunArgs {
@@ -69,6 +70,7 @@ struct WorkerArgs {
   std::string out_dir;
   int threads = 0;
   std::string precision = "fp32";
+  bool safe = false;
 };
 
 // `bisect`, `determinism`, `bisect-passes` (cmd_bisect.cpp, cmd_determinism.cpp, cmd_bisect_passes.cpp).

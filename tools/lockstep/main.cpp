@@ -28,6 +28,8 @@ void add_common(CLI::App* cmd, CommonArgs& common) {
 
 // --precision on run, compare and check: the cuda fast modes (other backends compute as always).
 void add_precision(CLI::App* cmd, CommonArgs& common) {
+  cmd->add_flag("--safe", common.safe,
+                "cuda safe mode: sync and check after every kernel, NaN-filled buffers, guard canaries");
   cmd->add_option("--precision", common.precision, "cuda arithmetic: fp32 (strict, default), tf32, fp16, bf16")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
 }
@@ -137,6 +139,7 @@ int main(int argc, char** argv) {
   worker_cmd->add_option("--out", worker.out_dir)->required();
   worker_cmd->add_option("--threads", worker.threads);
   worker_cmd->add_option("--precision", worker.precision);
+  worker_cmd->add_flag("--safe", worker.safe);
 
   try {
     app.parse(argc, argv);
