@@ -7,7 +7,10 @@
 
 namespace lockstep::cpu {
 
-[[gnu::always_inline]] inline float fast_exp(float x) {
+[[gnu::always_inline]] inline float fast_exp(float in) {
+  // NaN is computed as 0 and put back at the end: a NaN must not reach the int conversion (UB)
+  // and must still come out as NaN.
+  float x = in == in ? in : 0.0f;
   x = x < -87.33654f ? -87.33654f : (x > 88.72283f ? 88.72283f : x);
   // Round to nearest with the 1.5 * 2^23 trick (vectorizes; a libm call would not).
   float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
@@ -27,7 +30,7 @@ namespace lockstep::cpu {
   int32_t n1 = ni >> 1, n2 = ni - n1;
   float s1 = std::bit_cast<float>(static_cast<int32_t>((n1 + 127) << 23));
   float s2 = std::bit_cast<float>(static_cast<int32_t>((n2 + 127) << 23));
-  return p * s1 * s2;
+  return in == in ? p * s1 * s2 : in;
 }
 
 [[gnu::always_inline]] inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
