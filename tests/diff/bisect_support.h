@@ -10,6 +10,7 @@
 
 #include "core/npy.h"
 #include "diff/bisect.h"
+#include "diff/fault.h"
 #include "ir/graph.h"
 #include "lockstep/lockstep.h"
 #include "support/fixtures.h"
@@ -37,6 +38,19 @@ inline BisectModel load_bisect_model(const std::string& label) {
   if (label == "embedded") return {label, Model::from_graph(zoo::seed_flow_graph()), zoo::seed_flow_inputs()};
   const std::string stem = shared_models_dir() + "/" + label;
   return {label, Model::load(stem + ".onnx"), {read_npy(stem + ".z_p.npy"), read_npy(stem + ".y_mask.npy")}};
+}
+
+// Rotates through the four fault kinds; every amount is far beyond float32 noise.
+inline diff::FaultSpec fault_number(int i, const std::string& node) {
+  diff::FaultSpec f;
+  f.node = node;
+  switch (i % 4) {
+    case 0: f.kind = diff::FaultKind::Scale; f.amount = 1.5; break;
+    case 1: f.kind = diff::FaultKind::Offset; f.amount = 0.5; break;
+    case 2: f.kind = diff::FaultKind::NaN; break;
+    default: f.kind = diff::FaultKind::Stale; break;  // zeros: the value of no run at all
+  }
+  return f;
 }
 
 inline diff::BisectConfig test_bisect_config() {

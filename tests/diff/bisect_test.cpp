@@ -23,18 +23,7 @@ using diff::Verdict;
 constexpr int kFaultsPerModel = 20;
 constexpr uint64_t kDefaultSeed = 20240611;
 
-// Rotates through the four kinds; every amount is far beyond float32 noise.
-FaultSpec fault_number(int i, const std::string& node) {
-  FaultSpec f;
-  f.node = node;
-  switch (i % 4) {
-    case 0: f.kind = FaultKind::Scale; f.amount = 1.5; break;
-    case 1: f.kind = FaultKind::Offset; f.amount = 0.5; break;
-    case 2: f.kind = FaultKind::NaN; break;
-    default: f.kind = FaultKind::Stale; break;  // zeros: the value of no run at all
-  }
-  return f;
-}
+using test::fault_number;
 
 // Kernels reachable from `from` through data edges (its own outputs' consumers and so on).
 std::set<int> descendants(const ir::Graph& g, int from) {
