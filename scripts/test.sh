@@ -16,3 +16,5 @@ if [ "${LOCKSTEP_SKIP_TVM:-0}" != 1 ]; then
 fi
 BUILD_DIR="${BUILD_DIR:-build}"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" "$@"
+# ctest runs each conformance case in its own process; print the suite's pass/skip count once.
+"$BUILD_DIR/tests/lockstep_tests" --gtest_filter='Node/OnnxNodeTest.*' 2>/dev/null | grep "ONNX node conformance" || true
