@@ -45,22 +45,8 @@ inline void expect_cuda_matches_reference(const ir::Graph& g, const std::vector<
                                           const std::string& what = "") {
   auto exe = cuda::backend().compile(g, Options{});
   std::vector<Tensor> got = exe->run(inputs);
-  std::vector<Tensor> want = reference::evaluate(g, inputs);
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t o = 0; o < got.size(); ++o) {
-    ASSERT_EQ(shape_str(got[o].shape()), shape_str(want[o].shape())) << what << " output " << o;
-    if (!is_floating(want[o].dtype())) {
-      ASSERT_EQ(got[o].dtype(), want[o].dtype()) << what;
-      for (int64_t i = 0; i < want[o].numel(); ++i)
-        ASSERT_EQ(got[o].element_as_int(i), want[o].element_as_int(i)) << what << " element " << i;
-      continue;
-    }
-    cpu_test::Diff d = cpu_test::diff(got[o], want[o]);
-    EXPECT_TRUE(d.finite) << what << ": NaN/Inf where the reference is finite";
-    EXPECT_LE(d.rel_l2, kGpuRelL2) << what << " output " << o;
-    EXPECT_LE(d.max_abs, kGpuAbsPerTerm * static_cast<double>(terms) * std::max(1.0, d.ref_max) + 1e-30)
-        << what << " output " << o;
-  }
+  cpu_test::expect_outputs_match(got, reference::evaluate(g, inputs), terms, what, kGpuRelL2, kGpuAbsPerTerm);
+  if (::testing::Test::HasFatalFailure()) return;
   // Safe mode runs the same kernels: same bits, and no canary broken.
   Options safe;
   safe.safe = true;

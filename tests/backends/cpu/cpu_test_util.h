@@ -111,12 +111,10 @@ inline Diff diff(const Tensor& got, const Tensor& want) {
   return d;
 }
 
-// Runs `g` on cpu and on the reference; checks every output. `terms`: reduction length.
-inline void expect_matches_reference(const ir::Graph& g, const std::vector<Tensor>& inputs, int64_t terms = 1,
-                                     const std::string& what = "") {
-  auto exe = cpu::backend().compile(g, Options{});
-  std::vector<Tensor> got = exe->run(inputs);
-  std::vector<Tensor> want = reference::evaluate(g, inputs);
+// Checks a backend's outputs against the reference's with the given named bounds: integer
+// outputs exactly, floating ones by relative L2 and a max-abs bound scaled by `terms`.
+inline void expect_outputs_match(const std::vector<Tensor>& got, const std::vector<Tensor>& want, int64_t terms,
+                                 const std::string& what, double rel_l2, double abs_per_term) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t o = 0; o < got.size(); ++o) {
     ASSERT_EQ(shape_str(got[o].shape()), shape_str(want[o].shape())) << what << " output " << o;
@@ -128,10 +126,17 @@ inline void expect_matches_reference(const ir::Graph& g, const std::vector<Tenso
     }
     Diff d = diff(got[o], want[o]);
     EXPECT_TRUE(d.finite) << what << ": NaN/Inf where the reference is finite";
-    EXPECT_LE(d.rel_l2, kCpuRelL2) << what << " output " << o;
-    EXPECT_LE(d.max_abs, kCpuAbsPerTerm * static_cast<double>(terms) * std::max(1.0, d.ref_max) + 1e-30)
+    EXPECT_LE(d.rel_l2, rel_l2) << what << " output " << o;
+    EXPECT_LE(d.max_abs, abs_per_term * static_cast<double>(terms) * std::max(1.0, d.ref_max) + 1e-30)
         << what << " output " << o;
   }
+}
+
+// Runs `g` on cpu and on the reference; checks every output. `terms`: reduction length.
+inline void expect_matches_reference(const ir::Graph& g, const std::vector<Tensor>& inputs, int64_t terms = 1,
+                                     const std::string& what = "") {
+  auto exe = cpu::backend().compile(g, Options{});
+  expect_outputs_match(exe->run(inputs), reference::evaluate(g, inputs), terms, what, kCpuRelL2, kCpuAbsPerTerm);
 }
 
 }  // namespace lockstep::cpu_test
