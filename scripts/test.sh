@@ -5,13 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 [ -x .venv/bin/python3 ] && export PATH="$PWD/.venv/bin:$PATH"
-# TVM 0.25 (the bug report's compiler) for the TVM runner's tests, in its own venv: its wheel pins
-# an FFI package that must stay at 0.1.12. If it cannot be installed, those tests skip visibly.
+# TVM 0.25 (the bug report's compiler) for the TVM runner's tests. If it cannot be installed,
+# those tests skip visibly.
 if [ "${LOCKSTEP_SKIP_TVM:-0}" != 1 ]; then
-  if ! .venv-tvm/bin/python3 -c "import tvm, onnx, numpy" 2>/dev/null; then
-    { python3 -m venv .venv-tvm && .venv-tvm/bin/python3 -m pip install -q --disable-pip-version-check \
-        apache-tvm==0.25.0.post1 apache-tvm-ffi==0.1.12 onnx numpy; } || echo "test.sh: TVM could not be installed; TVM runner tests will skip"
-  fi
+  ./scripts/setup-tvm.sh || echo "test.sh: TVM could not be installed; TVM runner tests will skip"
   [ -x .venv-tvm/bin/python3 ] && export LOCKSTEP_TVM_PYTHON="$PWD/.venv-tvm/bin/python3"
 fi
 BUILD_DIR="${BUILD_DIR:-build}"
