@@ -4,7 +4,7 @@ with static shapes, as bench/gpu/bench_gpu.py exports batch 1: STEM.onnx, STEM.z
 STEM.y_mask.npy, STEM.ref64.npy (the same module in float64).
 
   export.py --preset seed --frames 1024 --batch 4 --out /tmp/sc/seed_T1024_B4 [--tools DIR]
-            [--device cpu|cuda] [--no-ref] [--check-ort] [--ort-only]
+            [--device cpu|cuda] [--export-device cpu|cuda] [--no-ref] [--check-ort] [--ort-only]
 
 Batch rows are seed_inputs with a phase shift of PHASE_STEP frames per row (row 0 is the batch-1
 input exactly); the mask stays all ones. Also importable: export_onnx, batch_inputs, build_module."""
@@ -37,9 +37,11 @@ def batch_inputs(vits_export, preset, frames, batch):
     return np.ascontiguousarray(z, dtype=np.float32), np.ones((batch, 1, frames), dtype=np.float32)
 
 
-def export_onnx(module, z, mask, path):
+def export_onnx(module, z, mask, path, device="cpu"):
+    """Traces on `device` (the trace runs the model once: on a GPU that is much faster for big T x B)."""
     import torch
-    zt, mt = torch.from_numpy(z), torch.from_numpy(mask)
+    module = module.float().to(device)
+    zt, mt = torch.from_numpy(z).to(device), torch.from_numpy(mask).to(device)
     kw = dict(input_names=["z_p", "y_mask"], output_names=["out"], opset_version=17, do_constant_folding=True)
     with torch.no_grad():
         try:
@@ -57,14 +59,14 @@ def reference(module, z, mask, device="cpu"):
         return out.cpu().numpy()
 
 
-def export(vits_export, preset, frames, batch, stem, device="cpu", with_ref=True):
+def export(vits_export, preset, frames, batch, stem, device="cpu", with_ref=True, export_device="cpu"):
     """Writes the four files (ref64 only when with_ref); returns a small dict of facts."""
     import numpy as np
     t0 = time.time()
     m = build_module(vits_export, preset)
     z, mask = batch_inputs(vits_export, preset, frames, batch)
     os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
-    export_onnx(m, z, mask, stem + ".onnx")
+    export_onnx(m, z, mask, stem + ".onnx", export_device)
     np.save(stem + ".z_p.npy", z)
     np.save(stem + ".y_mask.npy", mask)
     info = dict(preset=preset, frames=frames, batch=batch, stem=stem, export_s=round(time.time() - t0, 2))
@@ -94,6 +96,7 @@ def main():
     ap.add_argument("--out", required=True, help="output stem (no extension)")
     ap.add_argument("--tools", default=DEFAULT_TOOLS, help="folder with vits_export.py")
     ap.add_argument("--device", default="cpu", help="where the float64 oracle runs")
+    ap.add_argument("--export-device", default="cpu", help="where the export's trace runs")
     ap.add_argument("--no-ref", action="store_true")
     ap.add_argument("--check-ort", action="store_true", help="print ONNX Runtime's rel L2 against ref64")
     ap.add_argument("--ort-only", action="store_true",
@@ -102,7 +105,7 @@ def main():
     if a.ort_only:
         print(json.dumps(dict(stem=a.out, ort_rel_l2=check_ort(a.out))), flush=True)
         return
-    info = export(load_vits_export(a.tools), a.preset, a.frames, a.batch, a.out, a.device, not a.no_ref)
+    info = export(load_vits_export(a.tools), a.preset, a.frames, a.batch, a.out, a.device, not a.no_ref, a.export_device)
     if a.check_ort and not a.no_ref:
         info["ort_rel_l2"] = check_ort(a.out)
     print(json.dumps(info), flush=True)
