@@ -3,7 +3,8 @@
 # (8 fresh processes) and `compare`, then the benchmark against PyTorch. Run from the repo root
 # with the packaged folder (bench/gpu/package.sh) carried as build-gpurun/. Logs go to $OUT.
 # STEPS (default "tests check bench") picks parts; also "fast" (check/compare in the reduced-precision
-# modes) and "probe" (the 3xTF32 convolution probe, build-gpurun/conv3xtf32_probe when packed).
+# modes), "probe" (the 3xTF32 convolution probe, build-gpurun/conv3xtf32_probe when packed) and
+# "scaling" (time against frames and batch, bench/gpu/scaling_gpu.py).
 set -uo pipefail
 PKG=${PKG:-build-gpurun}
 OUT=${OUT:-/tmp/gpu_out}
@@ -47,6 +48,13 @@ cpu)
   for t in ${CPU_THREADS:-16 2}; do
     timeout 300 python3 bench/run_cpu.py --threads $t --rounds 3 --build "$PKG" --models $M --ort-run /tmp/gpurun/tools/ort_run.py
   done 2>&1 | tee "$OUT/cpu.log" ;;
+scaling)
+  # Issue 6 scaling: lockstep cuda vs eager fp32 over frames 128..8192 (batch 1) and batch 1,4,16 (1024
+  # frames), presets seed,low,ljs; scaling.jsonl/.md in $OUT. Stops starting configs after SCALING_BUDGET_S;
+  # SCALING_ARGS adds flags (a dry run on a machine without a GPU: "--device cpu --backend cpu --frames 128").
+  timeout ${SCALING_TIMEOUT:-270} python3 bench/gpu/scaling_gpu.py --bin "$PKG" --tools /tmp/gpurun/tools \
+    --work /tmp/gpurun/scaling --out "$OUT" --budget-s ${SCALING_BUDGET_S:-200} ${SCALING_ARGS:-} 2>&1 \
+    | grep --line-buffered -v -i "deprecat\|torch.onnx.export\|warn" | tee "$OUT/scaling.log" ;;
 probe)
   [ -x "$PKG/conv3xtf32_probe" ] && timeout 120 "$PKG/conv3xtf32_probe" 2>&1 | tee "$OUT/probe.log" ;;
 bench)
