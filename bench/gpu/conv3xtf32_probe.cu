@@ -16,6 +16,8 @@
 #include <random>
 #include <vector>
 
+#include "../../src/backends/cuda/conv_tc_kernel.h"
+
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::printf("CUDA %s at %d\n", cudaGetErrorString(e_), __LINE__); std::exit(1); } } while (0)
 #define DK(x) do { cudnnStatus_t e_ = (x); if (e_ != CUDNN_STATUS_SUCCESS) { std::printf("cuDNN %s at %d\n", cudnnGetErrorString(e_), __LINE__); std::exit(1); } } while (0)
 
@@ -152,136 +154,8 @@ __global__ void __launch_bounds__(THREADS) conv1d_tc(const float* __restrict__ x
       }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Fast kernel. Weights are split once (a compile step in a backend) into fragment order:
-// wp[cb][chunk][hl][k][mb][lane][4], cb = 64-row block of cout, chunk = 8 input channels,
-// hl = 0 hi / 1 lo, mb = 16-row block, so each thread reads its A fragment with one 16-byte load.
-// Activations stream through a STAGES-deep cp.async ring of 8-channel chunks (16-byte copies,
-// zero fill outside [0, T): T % 4 == 0 makes every 16-byte granule all-in or all-out).
-
-__global__ void presplit_weights(const float* __restrict__ w, float* __restrict__ wp, int cin, int cout, int ks) {
-  const int chunks = cin / CKI, cbs = (cout + BM - 1) / BM;
-  const size_t total = static_cast<size_t>(cbs) * chunks * ks * (BM / 16) * 32 * 4;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < total; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    size_t r = i;
-    const int e = static_cast<int>(r % 4); r /= 4;
-    const int lane = static_cast<int>(r % 32); r /= 32;
-    const int mb = static_cast<int>(r % (BM / 16)); r /= BM / 16;
-    const int k = static_cast<int>(r % ks); r /= ks;
-    const int chunk = static_cast<int>(r % chunks); r /= chunks;
-    const int cb = static_cast<int>(r);
-    const int g = lane / 4, q = lane % 4;
-    const int m = mb * 16 + g + ((e & 1) ? 8 : 0), kk = q + ((e & 2) ? 4 : 0);
-    const int co = cb * BM + m, ci = chunk * CKI + kk;
-    const float v = co < cout ? w[(static_cast<size_t>(co) * cin + ci) * ks + k] : 0.0f;
-    const uint32_t hi = tf32_rna(v), lo = tf32_rna(v - __uint_as_float(hi));
-    const size_t blk = (static_cast<size_t>(cb) * chunks + chunk) * 2;
-    const size_t inner = ((static_cast<size_t>(k) * (BM / 16) + mb) * 32 + lane) * 4 + e;
-    const size_t per = static_cast<size_t>(ks) * (BM / 16) * 32 * 4;
-    wp[blk * per + inner] = __uint_as_float(hi);
-    wp[(blk + 1) * per + inner] = __uint_as_float(lo);
-  }
-}
-
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
-struct FastGeo {
-  int cin, cout, t, dil, pad, xw, ng, r;  // ng 16-byte granules per x row, r = (t0 - pad) mod 4
-};
-
-// SEP 1: hi*hi per chunk from zero then IEEE add, small terms in their own accumulator;
-// SEP 0: all three per chunk from zero then IEEE add; SEP 2: hi*hi only (1xTF32: the speed ceiling
-// of this structure, not a candidate).
-template <int KS, int STAGES, int SEP>
-__global__ void __launch_bounds__(THREADS) conv1d_fast(const float* __restrict__ x, const float* __restrict__ wp,
-                                                        const float* __restrict__ bias, float* __restrict__ y, FastGeo p) {
-  extern __shared__ __align__(16) float smem[];
-  constexpr int WPER = KS * (BM / 16) * 32 * 4;  // floats per hi (or lo) half of a chunk
-  const int xstage = CKI * p.xw, stage = xstage + 2 * WPER;
-  const int co0 = blockIdx.y * BM, t0 = blockIdx.x * BN, cb = blockIdx.y;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
-  const int wm = (warp / 4) * 32, wn = (warp % 4) * 32;
-  const int chunks = p.cin / CKI;
-  const int a0 = t0 - p.pad - p.r;  // aligned first column held in shared memory
-  auto load = [&](int chunk, int s) {
-    if (chunk < chunks) {
-      float* xs = smem + s * stage;
-      for (int i = threadIdx.x; i < CKI * p.ng; i += THREADS) {
-        const int row = i / p.ng, gi = i % p.ng, t = a0 + gi * 4;
-        const bool ok = t >= 0 && t < p.t;
-        const float* src = x + static_cast<size_t>(chunk * CKI + row) * p.t + (ok ? t : 0);
-        cp_async16(xs + row * p.xw + gi * 4, src, ok);
-      }
-      const float* wsrc = wp + (static_cast<size_t>(cb) * chunks + chunk) * 2 * WPER;
-      float* wdst = xs + xstage;
-      for (int i = threadIdx.x; i < 2 * WPER / 4; i += THREADS) cp_async16(wdst + i * 4, wsrc + i * 4, true);
-    }
-    cp_commit();
-  };
-  float acc[2][4][4] = {}, small[2][4][4] = {};
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) load(s, s);
-  for (int c = 0; c < chunks; ++c) {
-    cp_wait<STAGES - 2>();
-    __syncthreads();
-    load(c + STAGES - 1, (c + STAGES - 1) % STAGES);
-    const float* xs = smem + (c % STAGES) * stage;
-    const float* wh = xs + xstage;
-    const float* wl = wh + WPER;
-    float part[2][4][4] = {};
-#pragma unroll
-    for (int k = 0; k < KS; ++k) {
-      uint32_t ah[2][4], al[2][4], bh[4][2], bl[4][2];
-#pragma unroll
-      for (int mi = 0; mi < 2; ++mi) {
-        const int off = ((k * (BM / 16) + wm / 16 + mi) * 32 + lane) * 4;
-        const uint4 h = *reinterpret_cast<const uint4*>(wh + off), l = *reinterpret_cast<const uint4*>(wl + off);
-        ah[mi][0] = h.x; ah[mi][1] = h.y; ah[mi][2] = h.z; ah[mi][3] = h.w;
-        al[mi][0] = l.x; al[mi][1] = l.y; al[mi][2] = l.z; al[mi][3] = l.w;
-      }
-#pragma unroll
-      for (int ni = 0; ni < 4; ++ni) {
-        const int col = p.r + wn + ni * 8 + g + k * p.dil;
-        split<1>(xs[q * p.xw + col], bh[ni][0], bl[ni][0]);
-        split<1>(xs[(q + 4) * p.xw + col], bh[ni][1], bl[ni][1]);
-      }
-#pragma unroll
-      for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-        for (int ni = 0; ni < 4; ++ni) {
-          if (SEP != 2) {
-            float* sm = SEP ? small[mi][ni] : part[mi][ni];
-            mma_tf32(sm, al[mi], bh[ni]);
-            mma_tf32(sm, ah[mi], bl[ni]);
-          }
-          mma_tf32(part[mi][ni], ah[mi], bh[ni]);
-        }
-    }
-#pragma unroll
-    for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < 4; ++ni)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[mi][ni][e] += part[mi][ni][e];
-  }
-  cp_wait<0>();
-#pragma unroll
-  for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-    for (int ni = 0; ni < 4; ++ni)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int co = co0 + wm + mi * 16 + g + (e >= 2 ? 8 : 0), t = t0 + wn + ni * 8 + 2 * q + (e & 1);
-        if (co < p.cout && t < p.t) y[static_cast<size_t>(co) * p.t + t] = (acc[mi][ni][e] + small[mi][ni][e]) + bias[co];
-      }
-}
-
+// The fast kernel is the backend's own (src/backends/cuda/conv_tc_kernel.h), swept over pipeline
+// stages, min blocks per SM and tap-loop unrolling; "backend config" is what conv_tc.cu launches.
 // ---------------------------------------------------------------------------------------------
 
 __global__ void conv1d_f64(const float* x, const float* w, const float* bias, double* y, int cin, int cout, int t_in,
@@ -340,28 +214,38 @@ float median_ms(F f, int reps = 11) {
   return ts[ts.size() / 2];
 }
 
-template <int KS, int STAGES, int SEP>
-bool launch_fast(const float* x, const float* wp, const float* b, float* y, const FastGeo& p, int t, int cout) {
-  constexpr int WPER = KS * (BM / 16) * 32 * 4;
-  const size_t sm = static_cast<size_t>(STAGES) * (CKI * p.xw + 2 * WPER) * 4;
-  if (sm > 227 * 1024) return false;
-  static bool set = false;  // the largest opt-in once: occupancy follows the launch's own size
-  if (!set) {
-    CK(cudaFuncSetAttribute(conv1d_fast<KS, STAGES, SEP>, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
-    set = true;
-  }
-  const dim3 grid((t + BN - 1) / BN, (cout + BM - 1) / BM);
-  conv1d_fast<KS, STAGES, SEP><<<grid, THREADS, sm>>>(x, wp, b, y, p);
+namespace tc = lockstep::cuda::tc;
+
+template <int KS, int STAGES, int MINB, int UNROLL>
+bool sweep_one(const tc::Params& p, int n) {
+  if (tc::smem_bytes(p, KS, STAGES) > 227 * 1024) return false;
+  CK((cudaFuncSetAttribute(tc::conv1d_3xtf32<KS, STAGES, MINB, UNROLL>, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024)));
+  CK((tc::launch_ks<KS, STAGES, MINB, UNROLL>(p, n, 0)));
   return true;
 }
 
-template <int STAGES, int SEP>
-bool fast(int ks, const float* x, const float* wp, const float* b, float* y, const FastGeo& p, int t, int cout) {
+// Variant v of the sweep for kernel size KS: (stages, min blocks/SM, unroll).
+template <int KS>
+bool sweep(int v, const tc::Params& p, int n, char* name) {
+  static const int table[][3] = {{3, 1, KS}, {2, 1, KS}, {3, 2, KS}, {2, 2, KS}, {2, 2, 1}, {3, 1, 1}};
+  std::snprintf(name, 96, "tc kernel stages %d, min blocks %d, unroll %d", table[v][0], table[v][1], table[v][2]);
+  switch (v) {
+    case 0: return sweep_one<KS, 3, 1, KS>(p, n);
+    case 1: return sweep_one<KS, 2, 1, KS>(p, n);
+    case 2: return sweep_one<KS, 3, 2, KS>(p, n);
+    case 3: return sweep_one<KS, 2, 2, KS>(p, n);
+    case 4: return sweep_one<KS, 2, 2, 1>(p, n);
+    default: return sweep_one<KS, 3, 1, 1>(p, n);
+  }
+}
+constexpr int kSweep = 6;
+
+bool sweep_ks(int ks, int v, const tc::Params& p, int n, char* name) {
   switch (ks) {
-    case 3: return launch_fast<3, STAGES, SEP>(x, wp, b, y, p, t, cout);
-    case 5: return launch_fast<5, STAGES, SEP>(x, wp, b, y, p, t, cout);
-    case 7: return launch_fast<7, STAGES, SEP>(x, wp, b, y, p, t, cout);
-    case 11: return launch_fast<11, STAGES, SEP>(x, wp, b, y, p, t, cout);
+    case 3: return sweep<3>(v, p, n, name);
+    case 5: return sweep<5>(v, p, n, name);
+    case 7: return sweep<7>(v, p, n, name);
+    case 11: return sweep<11>(v, p, n, name);
     default: return false;
   }
 }
@@ -375,9 +259,11 @@ int main(int argc, char** argv) {
       {128, 65536, 3, 1, "128ch T65536 k3 d1 (ljs rb2)"},      {128, 65536, 7, 3, "128ch T65536 k7 d3 (ljs rb2)"},
       {128, 65536, 11, 5, "128ch T65536 k11 d5 (ljs rb2)"},    {64, 131072, 7, 1, "64ch T131072 k7 d1 (ljs rb3)"},
       {32, 262144, 11, 1, "32ch T262144 k11 d1 (ljs rb4)"},    {128, 8192, 3, 1, "128ch T8192 k3 d1 (seed rb)"},
-      {192, 1024, 5, 1, "192ch T1024 k5 (flow WN)"},           {512, 8192, 3, 1, "512ch T8192 k3 d1 (wide)"}};
+      {192, 1024, 5, 1, "192ch T1024 k5 (flow WN)"},           {512, 8192, 3, 1, "512ch T8192 k3 d1 (wide)"},
+      {256, 8192, 5, 2, "256ch T8192 k5 d2 (V3-type rb)"},     {64, 8192, 7, 1, "64ch T8192 k7 (small)"}};
   cudnnHandle_t h;
   DK(cudnnCreate(&h));
+  CK(tc::prepare(227 * 1024));
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device %s, %d SMs; times are medians of 11 (CUDA events); rel L2 vs a float64 GPU convolution; "
@@ -470,15 +356,13 @@ int main(int argc, char** argv) {
     simple(conv1d_tc<1, ACC_CHUNK_SEP>, "simple rna-split, per-chunk hi*hi flush + small acc");
     simple(conv1d_tc<1, ACC_STEP_SEP>, "simple rna-split, per-tap hi*hi flush + small acc");
     simple(conv1d_tc<1, ACC_1X>, "simple 1xTF32 rna (reference point)");
-    // Fast kernel: weights split once (not timed: a compile step), x via cp.async.
-    presplit_weights<<<1024, 256>>>(w, wp, cin, cout, ks);
-    CK(cudaGetLastError());
-    FastGeo p{cin, cout, T, d, pad, 0, 0, 0};
-    p.r = ((-pad) % 4 + 4) % 4;
-    p.ng = (p.r + BN + (ks - 1) * d + 3) / 4;
-    p.xw = ((p.ng * 4 + 23) / 32) * 32 + 8;
-    if (p.xw < p.ng * 4) p.xw += 32;
-    if (T % 4 == 0) {
+    // The backend's kernel: weights split on the host as conv_tc.cu does (a compile step, not timed).
+    std::vector<float> hwp(tc::split_weight_floats(cin, cout, ks), 0.0f);
+    tc::split_weights_host(hw.data(), cout, cin, ks, hwp.data());
+    CK(cudaMemcpy(wp, hwp.data(), hwp.size() * 4, cudaMemcpyHostToDevice));
+    tc::Params p{x, wp, b, y, cin, cout, T, T, d, pad, 0, 0, 0};
+    tc::geometry(p, ks);
+    if (T % 4 == 0 && tc::supported_ks(ks)) {
       auto run_fast = [&](auto launcher, const char* variant) {
         CK(cudaMemset(y, 0xff, ny * 4));
         if (!launcher()) { std::printf("| %s | %d | %s | n/a (shared memory) | | | | |\n", s.what, cin * ks, variant); return; }
@@ -489,15 +373,17 @@ int main(int argc, char** argv) {
         launcher();
         CK(cudaMemcpy(out2.data(), y, ny * 4, cudaMemcpyDeviceToHost));
         const bool same = std::memcmp(out.data(), out2.data(), ny * 4) == 0;
-        char v[128];
+        char v[160];
         std::snprintf(v, sizeof v, "%s%s", variant, same ? "" : " NOT BITWISE REPEATABLE");
         row(v, ms, error(out, ref));
       };
-      run_fast([&] { return fast<3, 1>(ks, x, wp, b, y, p, T, cout); }, "fast 3-stage cp.async, chunk flush + small acc");
-      run_fast([&] { return fast<2, 1>(ks, x, wp, b, y, p, T, cout); }, "fast 2-stage cp.async, chunk flush + small acc");
-      run_fast([&] { return fast<4, 1>(ks, x, wp, b, y, p, T, cout); }, "fast 4-stage cp.async, chunk flush + small acc");
-      run_fast([&] { return fast<3, 0>(ks, x, wp, b, y, p, T, cout); }, "fast 3-stage cp.async, chunk flush (no small acc)");
-      run_fast([&] { return fast<3, 2>(ks, x, wp, b, y, p, T, cout); }, "fast 3-stage, 1xTF32 (speed ceiling, not fp32)");
+      char name[96];
+      std::snprintf(name, sizeof name, "**backend config** (stages %d)", tc::stages_for(ks));
+      run_fast([&] { CK(tc::launch(p, ks, 1, 0)); return true; }, name);
+      for (int v = 0; v < kSweep; ++v) {
+        sweep_ks(ks, v, p, 1, name);  // fills the name (and runs once: warm-up)
+        run_fast([&] { return sweep_ks(ks, v, p, 1, name); }, name);
+      }
     }
     CK(cudaDeviceSynchronize());
     cudaFree(x); cudaFree(w); cudaFree(b); cudaFree(y); cudaFree(yr); cudaFree(wp);

@@ -1,0 +1,126 @@
+// Strict-fp32 1-D Conv on tensor cores: eligibility, compile-time weight split, launch.
+#include "backends/cuda/conv_tc.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "backends/cuda/conv_tc_kernel.h"
+#include "backends/cuda/families.h"
+
+namespace lockstep::cuda {
+namespace {
+
+// Measured range (H200, probe 2026-11-30): channels 32..512, 1024..262144 steps.
+constexpr int64_t kMinChannels = 32;
+constexpr int64_t kMinSteps = 1024;
+
+std::atomic<int> recorded{0};
+
+struct SplitWeights {
+  void* ptr = nullptr;
+  ~SplitWeights() {
+    if (ptr) cudaFree(ptr);
+  }
+};
+
+// ONNX pad_begin of a 1-D Conv (stride 1): explicit pads or auto_pad.
+int64_t pad_begin(const ir::Node& node, int64_t t_in, int64_t t_out, int64_t span) {
+  const std::string auto_pad = node.attrs.get_string("auto_pad", "NOTSET");
+  if (auto_pad == "VALID") return 0;
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    const int64_t total = std::max<int64_t>(0, t_out - 1 + span - t_in);
+    return auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+  }
+  const std::vector<int64_t> pads = node.attrs.get_ints("pads");
+  return pads.empty() ? 0 : pads[0];
+}
+
+bool fail(std::string* why_not, const char* why) {
+  if (why_not) *why_not = why;
+  return false;
+}
+
+}  // namespace
+
+bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precision, std::string* why_not) {
+  if (const char* env = std::getenv("LOCKSTEP_CUDA_CONV_TC"); env && std::strcmp(env, "0") == 0)
+    return fail(why_not, "LOCKSTEP_CUDA_CONV_TC=0");
+  if (node.op != ir::Op::Conv) return fail(why_not, "not a Conv");
+  if (precision != Precision::kFp32) return fail(why_not, "fast precision modes keep cuDNN's tensor-op paths");
+  if (node.inputs.size() < 2 || node.outputs.empty()) return fail(why_not, "missing inputs");
+  const ir::Value& xv = g.value(node.inputs[0]);
+  const ir::Value& wv = g.value(node.inputs[1]);
+  const ir::Value& yv = g.value(node.outputs[0]);
+  if (xv.shape.size() != 3 || wv.shape.size() != 3 || yv.shape.size() != 3) return fail(why_not, "not 1-D");
+  if (device_dtype(xv.dtype) != DType::Float32) return fail(why_not, "not float");
+  if (!wv.constant.defined()) return fail(why_not, "weights are not a constant");
+  if (node.attrs.get_int("group", 1) != 1) return fail(why_not, "grouped");
+  for (int64_t s : node.attrs.get_ints("strides")) if (s != 1) return fail(why_not, "stride != 1");
+  const int64_t n = xv.shape[0], cin = xv.shape[1], t_in = xv.shape[2], cout = wv.shape[0], ks = wv.shape[2];
+  const int64_t t_out = yv.shape[2];
+  const std::vector<int64_t> dil = node.attrs.get_ints("dilations");
+  const int64_t d = dil.empty() ? 1 : dil[0];
+  if (wv.shape[1] != cin || yv.shape[1] != cout) return fail(why_not, "channel mismatch");
+  if (!tc::supported_ks(static_cast<int>(ks))) return fail(why_not, "kernel size not 3/5/7/11");
+  if (cin % tc::kChunk != 0 || t_in % 4 != 0) return fail(why_not, "C_in % 8 or T_in % 4 not 0");
+  if (cin < kMinChannels || cout < kMinChannels || n * t_out < kMinSteps) return fail(why_not, "below the measured size range");
+  if (d < 1 || (ks - 1) * d > 4096) return fail(why_not, "dilation out of range");
+  const int64_t pb = pad_begin(node, t_in, t_out, (ks - 1) * d + 1);
+  if (pb < 0 || pb > (ks - 1) * d) return fail(why_not, "pad outside [0, (k-1)*d]");
+  if (cin * t_in >= (int64_t{1} << 31) || cout * t_out >= (int64_t{1} << 31) || n > 65535)
+    return fail(why_not, "too large for 32-bit indices");
+  return true;
+}
+
+void record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
+  const ir::Value& xv = g.value(node.inputs[0]);
+  const ir::Value& wv = g.value(node.inputs[1]);
+  const int n = static_cast<int>(xv.shape[0]), cin = static_cast<int>(xv.shape[1]), t_in = static_cast<int>(xv.shape[2]);
+  const int cout = static_cast<int>(wv.shape[0]), ks = static_cast<int>(wv.shape[2]);
+  const std::vector<int64_t> dil = node.attrs.get_ints("dilations");
+  tc::Params base{};
+  base.cin = cin;
+  base.cout = cout;
+  base.t_in = t_in;
+  base.t_out = static_cast<int>(g.value(node.outputs[0]).shape[2]);
+  base.dil = dil.empty() ? 1 : static_cast<int>(dil[0]);
+  base.pad = static_cast<int>(pad_begin(node, t_in, base.t_out, (ks - 1) * base.dil + 1));
+  tc::geometry(base, ks);
+  const size_t smem = tc::smem_bytes(base, ks, tc::stages_for(ks));
+  int optin = 0;
+  check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0), "shared memory limit", node.name);
+  if (smem > static_cast<size_t>(optin))
+    throw Error(ErrorCode::Internal, "cuda: the tensor-core Conv needs more shared memory than this device has", node.name, "Conv");
+  check_cuda(tc::prepare(optin), "tensor-core conv shared memory opt-in", node.name);
+  // Split once here: weights are constants (float32 on the device, as cuDNN would read them).
+  const Tensor wf = wv.constant.dtype() == DType::Float32 ? wv.constant : wv.constant.to(DType::Float32);
+  std::vector<float> host(tc::split_weight_floats(cin, cout, ks), 0.0f);
+  tc::split_weights_host(wf.data<float>(), cout, cin, ks, host.data());
+  auto split = std::make_shared<SplitWeights>();
+  check_cuda(cudaMalloc(&split->ptr, host.size() * sizeof(float)), "split conv weights", node.name);
+  check_cuda(cudaMemcpy(split->ptr, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), "upload split conv weights", node.name);
+  base.wp = static_cast<const float*>(split->ptr);
+  const ir::ValueId x = node.inputs[0], y = node.outputs[0];
+  const ir::ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : ir::kNoValue;
+  const Context* c = &ctx;
+  const std::string name = node.name;
+  program.launches.push_back({"conv1d_3xtf32_k" + std::to_string(ks), [=](cudaStream_t s) {
+    tc::Params p = base;
+    p.x = c->fptr(x);
+    p.y = c->fptr(y);
+    p.bias = bias == ir::kNoValue ? nullptr : c->fptr(bias);
+    (void)split;  // keeps the split weights alive with the program
+    check_cuda(tc::launch(p, ks, n, s), "tensor-core conv launch", name);
+  }});
+  recorded.fetch_add(1);
+  record_epilogue(ctx, node_index, program);
+}
+
+int conv_tc_recorded_count() { return recorded.load(); }
+
+}  // namespace lockstep::cuda

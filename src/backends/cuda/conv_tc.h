@@ -1,0 +1,22 @@
+// Strict-fp32 1-D Conv on tensor cores (3xTF32, conv_tc_kernel.h) for the shapes where it measured
+// faster than cuDNN's FMA path and at least as accurate (bench/gpu/conv3xtf32_probe.cu).
+#pragma once
+
+#include <string>
+
+#include "backends/cuda/device.h"
+
+namespace lockstep::cuda {
+
+// True when `node` (a Conv) takes the tensor-core path: strict fp32, 1-D, group 1, stride 1,
+// constant weights, C_in % 8 == 0, T_in % 4 == 0, kernel 3/5/7/11, C_in and C_out >= 32,
+// N*T_out >= 1024, LOCKSTEP_CUDA_CONV_TC not "0". Otherwise `why_not` (if given) says why.
+bool conv_tc_eligible(const ir::Graph& graph, const ir::Node& node, Precision precision, std::string* why_not = nullptr);
+
+// Records the node's convolution (bias fused) and its epilogue. Requires conv_tc_eligible.
+void record_conv_tc(Context& ctx, int node_index, NodeProgram& program);
+
+// Test hook: Conv nodes this process recorded on the tensor-core path.
+int conv_tc_recorded_count();
+
+}  // namespace lockstep::cuda

@@ -1,0 +1,252 @@
+// Strict-fp32 1-D convolution on tensor cores (3xTF32), device code only: included by
+// conv_tc.cu and by bench/gpu/conv3xtf32_probe.cu, so the probe measures exactly these kernels.
+//
+// y[n, co, t] = bias[co] + sum_{ci, k} w[co, ci, k] * x[n, ci, t + k*dil - pad]   (NCW, stride 1)
+// Each float v = hi + lo with hi = rna_tf32(v), lo = rna_tf32(v - hi); a*b ~ ah*bh + ah*bl + al*bh
+// on mma.sync m16n8k8. The tensor core truncates its float accumulation, a bias that grows with
+// the reduction length (2e-5 at K = 3584 when one accumulator runs the whole reduction), so:
+// ah*bh restarts from zero every 8-channel chunk and joins the sum with IEEE adds, and the two
+// small products (2^-11 of the result) keep their own tensor-core accumulator. Measured on an
+// H200: rel L2 1.4e-7..2.7e-7 against float64, below cuDNN FMA's 3.5e-7..1.1e-6 on the same shapes.
+// Fixed reduction order, no atomics: the same inputs give the same bits.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace lockstep::cuda::tc {
+
+inline constexpr int kBm = 64;        // output channels per block
+inline constexpr int kBn = 128;       // time steps per block
+inline constexpr int kChunk = 8;      // input channels per pipeline stage (one mma k-depth)
+inline constexpr int kThreads = 256;  // 8 warps of 32 (co) x 32 (t)
+
+struct Params {
+  const float* x;     // [n, cin, t_in], 16-byte aligned, t_in % 4 == 0
+  const float* wp;    // split weights, fragment order (presplit_weights / split_weights_host)
+  const float* bias;  // [cout] or nullptr
+  float* y;           // [n, cout, t_out]
+  int cin, cout, t_in, t_out, dil, pad;
+  int xw, ng, r;      // shared row stride, 16-byte granules per row, (-pad) mod 4
+};
+
+// Floats of split weights for one (cout-block, chunk): hi then lo, each [k][mb][lane][4].
+constexpr int split_block_floats(int ks) { return 2 * ks * (kBm / 16) * 32 * 4; }
+inline size_t split_weight_floats(int cin, int cout, int ks) {
+  return static_cast<size_t>((cout + kBm - 1) / kBm) * (cin / kChunk) * split_block_floats(ks);
+}
+// Index of weight element (co, ci, k) in the split array (hi; lo is + split_block_floats/2).
+inline size_t split_index(int co, int ci, int k, int cin, int ks) {
+  const int cb = co / kBm, m = co % kBm, chunk = ci / kChunk, kk = ci % kChunk;
+  const int mb = m / 16, row = m % 16, g = row % 8, q = kk % 4;
+  const int e = (row >= 8 ? 1 : 0) + (kk >= 4 ? 2 : 0), lane = g * 4 + q;
+  const size_t blk = static_cast<size_t>(cb) * (cin / kChunk) + chunk;
+  return blk * split_block_floats(ks) + ((static_cast<size_t>(k) * (kBm / 16) + mb) * 32 + lane) * 4 + e;
+}
+
+inline void geometry(Params& p, int ks) {
+  p.r = ((-p.pad) % 4 + 4) % 4;
+  p.ng = (p.r + kBn + (ks - 1) * p.dil + 3) / 4;
+  p.xw = ((p.ng * 4 + 23) / 32) * 32 + 8;  // >= 4*ng and = 8 mod 32: conflict-free B loads
+}
+// Per kernel size: pipeline stages, min blocks per SM (2 caps registers at 128), tap-loop unroll.
+// Chosen from the probe's sweep (bench/gpu/conv3xtf32_probe.cu).
+template <int KS> struct Config;
+template <> struct Config<3> { static constexpr int stages = 3, minb = 2, unroll = 3; };
+template <> struct Config<5> { static constexpr int stages = 3, minb = 2, unroll = 5; };
+template <> struct Config<7> { static constexpr int stages = 2, minb = 1, unroll = 7; };
+template <> struct Config<11> { static constexpr int stages = 2, minb = 1, unroll = 11; };
+inline int stages_for(int ks) {
+  return ks == 3 ? Config<3>::stages : ks == 5 ? Config<5>::stages : ks == 7 ? Config<7>::stages : Config<11>::stages;
+}
+inline size_t smem_bytes(const Params& p, int ks, int stages) {
+  return static_cast<size_t>(stages) * (kChunk * p.xw + split_block_floats(ks)) * sizeof(float);
+}
+
+// The kernel sizes with an instantiation; others are not supported (conv_tc.cu checks first).
+inline bool supported_ks(int ks) { return ks == 3 || ks == 5 || ks == 7 || ks == 11; }
+
+#ifdef __CUDACC__
+
+__device__ __forceinline__ void mma_tf32(float* c, const uint32_t* a, const uint32_t* b) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+__device__ __forceinline__ uint32_t tf32_rna(float v) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+  return r;
+}
+
+__device__ __forceinline__ void split_rna(float v, uint32_t& hi, uint32_t& lo) {
+  hi = tf32_rna(v);
+  lo = tf32_rna(v - __uint_as_float(hi));
+}
+
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// Activations stream through a STAGES-deep cp.async ring of 8-channel chunks (16-byte copies,
+// zero fill outside [0, t_in): t_in % 4 == 0 makes every granule all-in or all-out), with the
+// chunk's split weights beside them. grid (t blocks, cout blocks, n).
+template <int KS, int STAGES, int MINB, int UNROLL>
+__global__ void __launch_bounds__(kThreads, MINB) conv1d_3xtf32(Params p) {
+  extern __shared__ __align__(16) float tc_smem[];
+  constexpr int WHALF = KS * (kBm / 16) * 32 * 4;
+  const int xstage = kChunk * p.xw, stage = xstage + 2 * WHALF;
+  const int cb = blockIdx.y, co0 = cb * kBm, t0 = blockIdx.x * kBn;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
+  const int wm = (warp / 4) * 32, wn = (warp % 4) * 32;
+  const int chunks = p.cin / kChunk;
+  const float* x = p.x + static_cast<size_t>(blockIdx.z) * p.cin * p.t_in;
+  const int a0 = t0 - p.pad - p.r;  // first column held in shared memory (a multiple of 4)
+  auto load = [&](int chunk, int s) {
+    if (chunk < chunks) {
+      float* xs = tc_smem + s * stage;
+      for (int i = threadIdx.x; i < kChunk * p.ng; i += kThreads) {
+        const int row = i / p.ng, gi = i % p.ng, t = a0 + gi * 4;
+        const bool ok = t >= 0 && t < p.t_in;
+        cp_async16(xs + row * p.xw + gi * 4, x + static_cast<size_t>(chunk * kChunk + row) * p.t_in + (ok ? t : 0), ok);
+      }
+      const float* wsrc = p.wp + (static_cast<size_t>(cb) * chunks + chunk) * 2 * WHALF;
+      float* wdst = xs + xstage;
+      for (int i = threadIdx.x; i < 2 * WHALF / 4; i += kThreads) cp_async16(wdst + i * 4, wsrc + i * 4, true);
+    }
+    cp_commit();
+  };
+  float acc[2][4][4] = {}, small[2][4][4] = {};
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) load(s, s);
+  for (int c = 0; c < chunks; ++c) {
+    cp_wait<STAGES - 2>();
+    __syncthreads();
+    load(c + STAGES - 1, (c + STAGES - 1) % STAGES);
+    const float* xs = tc_smem + (c % STAGES) * stage;
+    const float* wh = xs + xstage;
+    const float* wl = wh + WHALF;
+    float part[2][4][4] = {};
+#pragma unroll UNROLL
+    for (int k = 0; k < KS; ++k) {
+      uint32_t ah[2][4], al[2][4], bh[4][2], bl[4][2];
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+        const int off = ((k * (kBm / 16) + wm / 16 + mi) * 32 + lane) * 4;
+        const uint4 h = *reinterpret_cast<const uint4*>(wh + off), l = *reinterpret_cast<const uint4*>(wl + off);
+        ah[mi][0] = h.x; ah[mi][1] = h.y; ah[mi][2] = h.z; ah[mi][3] = h.w;
+        al[mi][0] = l.x; al[mi][1] = l.y; al[mi][2] = l.z; al[mi][3] = l.w;
+      }
+#pragma unroll
+      for (int ni = 0; ni < 4; ++ni) {
+        const int col = p.r + wn + ni * 8 + g + k * p.dil;
+        split_rna(xs[q * p.xw + col], bh[ni][0], bl[ni][0]);
+        split_rna(xs[(q + 4) * p.xw + col], bh[ni][1], bl[ni][1]);
+      }
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < 4; ++ni) {
+          mma_tf32(small[mi][ni], al[mi], bh[ni]);
+          mma_tf32(small[mi][ni], ah[mi], bl[ni]);
+          mma_tf32(part[mi][ni], ah[mi], bh[ni]);
+        }
+    }
+#pragma unroll
+    for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[mi][ni][e] += part[mi][ni][e];
+  }
+  cp_wait<0>();
+  float* y = p.y + static_cast<size_t>(blockIdx.z) * p.cout * p.t_out;
+#pragma unroll
+  for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int co = co0 + wm + mi * 16 + g + (e >= 2 ? 8 : 0), t = t0 + wn + ni * 8 + 2 * q + (e & 1);
+        if (co < p.cout && t < p.t_out) {
+          const float v = acc[mi][ni][e] + small[mi][ni][e];
+          y[static_cast<size_t>(co) * p.t_out + t] = p.bias ? v + p.bias[co] : v;
+        }
+      }
+}
+
+template <int KS, int STAGES, int MINB, int UNROLL>
+cudaError_t launch_ks(const Params& p, int n, cudaStream_t s) {
+  const dim3 grid((p.t_out + kBn - 1) / kBn, (p.cout + kBm - 1) / kBm, n);
+  conv1d_3xtf32<KS, STAGES, MINB, UNROLL><<<grid, kThreads, smem_bytes(p, KS, STAGES), s>>>(p);
+  return cudaGetLastError();
+}
+template <int KS>
+cudaError_t launch_config(const Params& p, int n, cudaStream_t s) {
+  using C = Config<KS>;
+  return launch_ks<KS, C::stages, C::minb, C::unroll>(p, n, s);
+}
+template <int KS>
+cudaError_t prepare_config(int bytes) {
+  using C = Config<KS>;
+  return cudaFuncSetAttribute(conv1d_3xtf32<KS, C::stages, C::minb, C::unroll>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+
+// Host, once before any launch (not during graph capture): opts every instantiation into
+// `bytes` of dynamic shared memory (the device's opt-in maximum; occupancy follows each launch).
+inline cudaError_t prepare(int bytes) {
+  cudaError_t e = prepare_config<3>(bytes);
+  if (e == cudaSuccess) e = prepare_config<5>(bytes);
+  if (e == cudaSuccess) e = prepare_config<7>(bytes);
+  if (e == cudaSuccess) e = prepare_config<11>(bytes);
+  return e;
+}
+
+inline cudaError_t launch(const Params& p, int ks, int n, cudaStream_t s) {
+  switch (ks) {
+    case 3: return launch_config<3>(p, n, s);
+    case 5: return launch_config<5>(p, n, s);
+    case 7: return launch_config<7>(p, n, s);
+    case 11: return launch_config<11>(p, n, s);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+#endif  // __CUDACC__
+
+// Host split of float32 weights w[cout, cin, ks] into `out` (split_weight_floats entries, zeros
+// for the padding rows): round-to-nearest (ties away) TF32 as cvt.rna; inf/NaN stay whole in hi.
+inline uint32_t host_tf32_rna(uint32_t bits) {
+  if ((bits & 0x7f800000u) == 0x7f800000u) return bits;
+  return (bits + 0x1000u) & 0xffffe000u;
+}
+inline void split_weights_host(const float* w, int cout, int cin, int ks, float* out) {
+  const size_t half = static_cast<size_t>(split_block_floats(ks)) / 2;
+  for (int co = 0; co < cout; ++co)
+    for (int ci = 0; ci < cin; ++ci)
+      for (int k = 0; k < ks; ++k) {
+        const float v = w[(static_cast<size_t>(co) * cin + ci) * ks + k];
+        uint32_t vb, hb, lb;
+        __builtin_memcpy(&vb, &v, 4);
+        hb = host_tf32_rna(vb);
+        if ((hb & 0x7f800000u) == 0x7f800000u && (vb & 0x7f800000u) != 0x7f800000u) hb = vb & 0xffffe000u;  // no round-up to inf
+        float h, l;
+        __builtin_memcpy(&h, &hb, 4);
+        const float rest = (vb & 0x7f800000u) == 0x7f800000u ? 0.0f : v - h;
+        __builtin_memcpy(&lb, &rest, 4);
+        lb = host_tf32_rna(lb);
+        __builtin_memcpy(&l, &lb, 4);
+        const size_t i = split_index(co, ci, k, cin, ks);
+        out[i] = h;
+        out[i + half] = l;
+      }
+}
+
+}  // namespace lockstep::cuda::tc

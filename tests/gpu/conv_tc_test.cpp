@@ -1,0 +1,104 @@
+// The strict-fp32 tensor-core Conv (3xTF32, src/backends/cuda/conv_tc.h) against the float64
+// reference interpreter: routing (which nodes take it), accuracy at a bar tighter than the generic
+// GPU one, same bits on every run and in safe mode. Skips the device parts without a CUDA device.
+#include <gtest/gtest.h>
+
+#include "backends/cuda/conv_tc.h"
+#include "gpu/gpu_test_util.h"
+
+namespace lockstep::gpu_test {
+namespace {
+
+using cpu_test::In;
+using cpu_test::node_graph;
+using cpu_test::random_tensor;
+using cpu_test::runtime_inputs;
+using ir::Op;
+
+// 3xTF32 with per-chunk IEEE flushes measured rel L2 1.4e-7..2.7e-7 for reductions up to
+// K = C_in*k = 3584 (H200 probe, 2026-11-30); cuDNN FMA 3.5e-7..1.1e-6. One tensor-core
+// accumulator over the whole reduction (what this bar catches) gave 2.5e-5 at K = 3584, plain TF32 3e-4.
+constexpr double kTcRelL2 = 1e-6;
+
+struct Case {
+  int n, cin, cout, t, k, d, pb, pe;
+  bool bias;
+  const char* auto_pad;  // nullptr: explicit pads
+};
+
+ir::Graph conv_graph(const Case& c, uint32_t seed, std::vector<In>& in) {
+  in = {{random_tensor({c.n, c.cin, c.t}, seed), true}, {random_tensor({c.cout, c.cin, c.k}, seed + 1), false}};
+  if (c.bias) in.push_back({random_tensor({c.cout}, seed + 2), false});
+  ir::Attributes a;
+  a.set("dilations", std::vector<int64_t>{c.d});
+  if (c.auto_pad) a.set("auto_pad", std::string(c.auto_pad));
+  else a.set("pads", std::vector<int64_t>{c.pb, c.pe});
+  return node_graph(Op::Conv, in, a);
+}
+
+std::string describe(const Case& c) {
+  return "conv n" + std::to_string(c.n) + " c" + std::to_string(c.cin) + "->" + std::to_string(c.cout) + " T" +
+         std::to_string(c.t) + " k" + std::to_string(c.k) + " d" + std::to_string(c.d);
+}
+
+TEST(CudaConvTc, RoutesOnlyTheMeasuredShapes) {
+  std::vector<In> in;
+  const Case yes{1, 64, 64, 1024, 3, 1, 1, 1, true, nullptr};
+  ir::Graph g = conv_graph(yes, 1, in);
+  std::string why;
+  EXPECT_TRUE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32, &why)) << why;
+  EXPECT_FALSE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kTf32));
+  const Case no[] = {
+      {1, 60, 64, 1024, 3, 1, 1, 1, true, nullptr},   // C_in % 8
+      {1, 64, 64, 1026, 3, 1, 1, 1, true, nullptr},   // T_in % 4
+      {1, 64, 64, 1024, 4, 1, 1, 2, true, nullptr},   // kernel 4
+      {1, 64, 16, 1024, 3, 1, 1, 1, true, nullptr},   // C_out below 32
+      {1, 64, 64, 256, 3, 1, 1, 1, true, nullptr},    // N*T_out below 1024
+  };
+  for (const Case& c : no) {
+    ir::Graph h = conv_graph(c, 2, in);
+    EXPECT_FALSE(cuda::conv_tc_eligible(h, h.nodes[0], cuda::Precision::kFp32)) << describe(c);
+  }
+  // Strides, groups and runtime weights stay on cuDNN.
+  ir::Graph s = conv_graph(yes, 3, in);
+  s.nodes[0].attrs.set("strides", std::vector<int64_t>{2});
+  EXPECT_FALSE(cuda::conv_tc_eligible(s, s.nodes[0], cuda::Precision::kFp32));
+  ir::Graph r = conv_graph(yes, 4, in);
+  r.value(r.nodes[0].inputs[1]).constant = Tensor();
+  EXPECT_FALSE(cuda::conv_tc_eligible(r, r.nodes[0], cuda::Precision::kFp32));
+}
+
+TEST(CudaConvTc, MatchesFloat64Reference) {
+  LOCKSTEP_REQUIRE_GPU();
+  const Case cases[] = {
+      {1, 512, 64, 1024, 7, 1, 3, 3, true, nullptr},     // K = 3584: the accumulation-bias guard
+      {2, 64, 96, 516, 3, 1, 1, 1, false, nullptr},      // batch 2, partial tiles in C_out and T
+      {1, 32, 32, 2048, 11, 5, 25, 25, true, nullptr},   // HiFi-GAN k11 d5
+      {1, 128, 40, 1200, 5, 2, 5, 1, true, nullptr},     // asymmetric pads: T_out != T_in
+      {1, 48, 64, 1024, 7, 3, 0, 0, true, "SAME_UPPER"},
+      {1, 192, 192, 1024, 5, 1, 2, 2, true, nullptr},    // flow WN layer
+  };
+  uint32_t seed = 10;
+  for (const Case& c : cases) {
+    std::vector<In> in;
+    ir::Graph g = conv_graph(c, seed += 10, in);
+    std::string why;
+    ASSERT_TRUE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32, &why)) << describe(c) << ": " << why;
+    const int before = cuda::conv_tc_recorded_count();
+    auto exe = cuda::backend().compile(g, Options{});
+    EXPECT_EQ(cuda::conv_tc_recorded_count(), before + 1) << describe(c) << " did not take the tensor-core path";
+    const std::vector<Tensor> inputs = runtime_inputs(in);
+    const std::vector<Tensor> got = exe->run(inputs);
+    const std::vector<Tensor> want = reference::evaluate(g, inputs);
+    const cpu_test::Diff d = cpu_test::diff(got[0], want[0]);
+    EXPECT_TRUE(d.finite) << describe(c);
+    EXPECT_LE(d.rel_l2, kTcRelL2) << describe(c);
+    std::printf("[conv_tc] %s: rel L2 %.3g vs float64\n", describe(c).c_str(), d.rel_l2);
+    EXPECT_TRUE(same_bits(got[0], exe->run(inputs)[0])) << describe(c) << ": a second run changed the bits";
+    // Generic bars, and safe mode (NaN-filled buffers, canaries) gives the same bits.
+    expect_cuda_matches_reference(g, inputs, int64_t{c.cin} * c.k, describe(c));
+  }
+}
+
+}  // namespace
+}  // namespace lockstep::gpu_test
