@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/layout.h"
 
 namespace lockstep::cpu {
 
@@ -120,7 +121,9 @@ KernelPtr make_slice(const CompileContext& ctx, const ir::Node& node) {
   if (steps.empty()) steps.assign(starts.size(), 1);
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
     throw Error(ErrorCode::ShapeMismatch, "cpu: Slice starts/ends/axes/steps lengths differ", node.name, "Slice");
+  // Element strides of the input's logical [N][C][W] dims in its stored layout.
   std::vector<int64_t> strides = contiguous_strides(r.in_shape);
+  if (ctx.is_nwc(node.inputs[0])) strides = {r.in_shape[1] * r.in_shape[2], 1, r.in_shape[1]};
   int64_t base = 0;
   for (size_t i = 0; i < starts.size(); ++i) {
     int64_t a = normalize_axis(axes[i], rank, node);
@@ -130,6 +133,10 @@ KernelPtr make_slice(const CompileContext& ctx, const ir::Node& node) {
     st = step > 0 ? std::clamp<int64_t>(st, 0, dim) : std::clamp<int64_t>(st, 0, dim - 1);
     if (r.out_shape[static_cast<size_t>(a)] > 0) base += st * strides[static_cast<size_t>(a)];
     strides[static_cast<size_t>(a)] *= step;
+  }
+  if (ctx.is_nwc(node.outputs[0])) {  // walk the output in its stored [N][W][C] order
+    r.out_shape = nwc_view(r.out_shape);
+    std::swap(strides[1], strides[2]);
   }
   return std::make_unique<StridedKernel>(std::move(r), base, std::move(strides));
 }
@@ -189,23 +196,29 @@ class ConcatKernel final : public Kernel {
 };
 
 KernelPtr make_concat_or_split(const CompileContext& ctx, const ir::Node& node, bool split) {
-  const ir::Value& whole = ctx.value(split ? node.inputs.at(0) : node.outputs.at(0));
+  const ir::ValueId whole_id = split ? node.inputs.at(0) : node.outputs.at(0);
+  const ir::Value& whole = ctx.value(whole_id);
   const int64_t rank = static_cast<int64_t>(whole.shape.size());
-  const int64_t axis = normalize_axis(node.attrs.get_int("axis", split ? 0 : 1), rank, node);
+  int64_t axis = normalize_axis(node.attrs.get_int("axis", split ? 0 : 1), rank, node);
+  // Channels-last group (layout.h): blocks along the stored [N][W][C] dims.
+  const bool nwc = ctx.is_nwc(whole_id);
+  auto stored = [&](const Shape& s) { return nwc ? nwc_view(s) : s; };
+  if (nwc && axis > 0) axis = 3 - axis;
+  const Shape whole_shape = stored(whole.shape);
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= whole.shape[static_cast<size_t>(i)];
-  for (int64_t i = axis + 1; i < rank; ++i) inner *= whole.shape[static_cast<size_t>(i)];
+  for (int64_t i = 0; i < axis; ++i) outer *= whole_shape[static_cast<size_t>(i)];
+  for (int64_t i = axis + 1; i < rank; ++i) inner *= whole_shape[static_cast<size_t>(i)];
   std::vector<const std::byte*> parts;
   std::vector<int64_t> lens;
   const auto& list = split ? node.outputs : node.inputs;
   for (ir::ValueId id : list) {
     if (id == ir::kNoValue) continue;
     parts.push_back(static_cast<const std::byte*>(ctx.ptr(id)));
-    lens.push_back(ctx.value(id).shape.at(static_cast<size_t>(axis)) * inner);
+    lens.push_back(stored(ctx.value(id).shape).at(static_cast<size_t>(axis)) * inner);
   }
-  auto* w = static_cast<std::byte*>(ctx.ptr(split ? node.inputs[0] : node.outputs[0]));
+  auto* w = static_cast<std::byte*>(ctx.ptr(whole_id));
   return std::make_unique<ConcatKernel>(std::move(parts), std::move(lens), w, outer,
-                                        whole.shape[static_cast<size_t>(axis)] * inner, storage_size(whole.dtype), split);
+                                        whole_shape[static_cast<size_t>(axis)] * inner, storage_size(whole.dtype), split);
 }
 
 class PadKernel final : public Kernel {

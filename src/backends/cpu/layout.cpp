@@ -23,6 +23,10 @@ bool nwc_elementwise(Op op) {
 
 bool is_conv(Op op) { return op == Op::Conv || op == Op::ConvTranspose; }
 
+// Copies whose kernels address either layout (data_movement.cpp): a Slice reads any layout;
+// a Concat/Split has one layout for the whole and every part.
+bool nwc_copy(Op op) { return op == Op::Slice || op == Op::Concat || op == Op::Split; }
+
 // Same bytes in both layouts: rank <= 3 with a size-1 channel or position dim once padded.
 bool layout_invariant(const Shape& s) {
   if (s.size() > 3) return false;
@@ -44,12 +48,17 @@ std::vector<char> choose_nwc(const ir::Graph& graph) {
   std::vector<char> nwc(graph.values.size(), 0);
   for (const auto& node : graph.nodes) {
     if (node.outputs.empty() || node.outputs[0] == ir::kNoValue) continue;
-    if (!(nwc_elementwise(node.op) || (is_conv(node.op) && conv_can_write_nwc(graph, node)))) continue;
-    const ir::Value& v = graph.value(node.outputs[0]);
-    if (v.constant.defined() || !is_floating(v.dtype) || v.shape.size() != 3 || v.shape[1] < kMinNwcChannels ||
-        v.shape[2] <= 1)
+    if (!(nwc_elementwise(node.op) || nwc_copy(node.op) || (is_conv(node.op) && conv_can_write_nwc(graph, node))))
       continue;
-    nwc[static_cast<size_t>(node.outputs[0])] = 1;
+    for (ir::ValueId out : node.outputs) {
+      if (out == ir::kNoValue) continue;
+      const ir::Value& v = graph.value(out);
+      if (v.constant.defined() || !is_floating(v.dtype) || v.shape.size() != 3 || v.shape[1] < kMinNwcChannels ||
+          v.shape[2] <= 1)
+        continue;
+      nwc[static_cast<size_t>(out)] = 1;
+      if (node.op != Op::Split) break;  // only a Split has several outputs that take a layout
+    }
   }
   for (ir::ValueId id : graph.inputs) nwc[static_cast<size_t>(id)] = 0;
   for (ir::ValueId id : graph.outputs) nwc[static_cast<size_t>(id)] = 0;
@@ -69,10 +78,25 @@ std::vector<char> choose_nwc(const ir::Graph& graph) {
       std::vector<ir::ValueId> operands;  // read elementwise on the output's layout
       for (const auto& step : node.epilogue)
         if (step.operand != ir::kNoValue) operands.push_back(step.operand);
+      if (node.op == Op::Concat || node.op == Op::Split) {
+        // One layout for the whole and the parts (layout-invariant parts fit either).
+        std::vector<ir::ValueId> group = node.op == Op::Concat ? node.inputs : node.outputs;
+        group.push_back(node.op == Op::Concat ? out : node.inputs.at(0));
+        bool all = true;
+        for (ir::ValueId id : group)
+          if (id != ir::kNoValue && !is(id) && !layout_invariant(graph.value(id).shape)) all = false;
+        if (!all)
+          for (ir::ValueId id : group) clear(id);
+      } else if (node.op == Op::Slice) {
+        // Reads either layout; writes channels-last only from a channels-last input (a
+        // transposing gather from NCW would be slow).
+        if (out_nwc && !is(node.inputs.at(0))) clear(out);
+      }
       for (size_t i = 0; i < node.inputs.size(); ++i) {
         const ir::ValueId in = node.inputs[i];
         if (in == ir::kNoValue) continue;
         if (nwc_elementwise(node.op)) operands.push_back(in);
+        else if (node.op == Op::Concat || (nwc_copy(node.op) && i == 0)) continue;  // handled above
         else if (!(is_conv(node.op) && i == 0)) clear(in);  // other readers want the declared layout
       }
       for (ir::ValueId id : operands) {

@@ -9,9 +9,10 @@
 namespace lockstep::cpu {
 
 // Per ValueId: 1 when the value is stored [N][W][C] instead of the declared [N][C][W]. Only
-// rank-3 float values with >= 8 channels, produced by a Conv/ConvTranspose or float elementwise
-// op and read only by conv data inputs or elementwise ops (epilogues included) that also run
-// channels-last; never graph inputs or outputs.
+// rank-3 float values with >= 8 channels, produced by a Conv/ConvTranspose, float elementwise
+// op, Concat, Split or Slice (of a channels-last input), and read only by conv data inputs,
+// Slices, Concat/Split groups all channels-last, or elementwise ops (epilogues included) that
+// also run channels-last; never graph inputs or outputs.
 std::vector<char> choose_nwc(const ir::Graph& graph);
 
 // The physical shape a channels-last node works on: the shape padded to rank 3, dims 1 and 2

@@ -27,7 +27,8 @@ struct Chain {
 };
 
 // x -> conv1 -> y1 -> LeakyRelu -> y2 -> conv2 (* mask, + y1) -> y3 -> Tanh -> y4 -> conv3 (1x1,
-// 24 ch) -> out; y3 -> conv4 -> y5 -> Slice (y5 must stay NCW). 203 positions: ragged tiles.
+// 24 ch) -> out; y3 -> conv4 -> y5 -> Slice (channels-last in, NCW graph output out). 203
+// positions: ragged tiles.
 Chain chain_graph() {
   Chain c;
   ir::Graph& g = c.g;
@@ -95,7 +96,8 @@ TEST(CpuLayout, ChoosesChannelsLastInsideConvChains) {
   EXPECT_TRUE(nwc[c.y2]) << "LeakyRelu -> conv";
   EXPECT_TRUE(nwc[c.y3]) << "conv -> Tanh / conv";
   EXPECT_TRUE(nwc[c.y4]) << "Tanh -> conv";
-  EXPECT_FALSE(nwc[c.y5]) << "read by a Slice";
+  EXPECT_TRUE(nwc[c.y5]) << "conv -> Slice (a Slice reads either layout)";
+  EXPECT_FALSE(nwc[c.g.outputs[1]]) << "the Slice's output is a graph output";
   EXPECT_FALSE(nwc[c.out]) << "graph output";
   for (ir::ValueId in : c.g.inputs) EXPECT_FALSE(nwc[in]);
 }
