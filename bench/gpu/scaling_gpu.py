@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scaling"))
 import rows as R  # noqa: E402
 
-RUNS_BUDGET_MS = 1500  # timed runs per runtime aim at about this much time, within [MIN_RUNS, MAX_RUNS]
+RUNS_BUDGET_MS = 1000  # timed runs per runtime aim at about this much time, within [MIN_RUNS, MAX_RUNS]
 MIN_RUNS, MAX_RUNS = 5, 50
 EAGER_WARMUP = 3
 LOCKSTEP_WARMUP = 3
@@ -57,10 +57,10 @@ def runs_for(ms):
     return max(MIN_RUNS, min(MAX_RUNS, round(RUNS_BUDGET_MS / max(ms, 1e-3))))
 
 
-def timed(device, fn, iters):
+def timed(device, fn, iters, warm):
     """Median ms: CUDA events on cuda (bench_peers.med_cuda's recipe), perf_counter on cpu."""
     import torch
-    for _ in range(EAGER_WARMUP):
+    for _ in range(warm):
         fn()
     ts = []
     if device == "cuda":
@@ -102,9 +102,9 @@ def eager_and_ref(mods, preset, stem, device):
         zc, mc = torch.from_numpy(z).to(device), torch.from_numpy(mk).to(device)
         out = m32(zc, mc)
         err = R.rel_l2(out.double().cpu().numpy(), ref)
-        one = timed(device, lambda: m32(zc, mc), 1)
+        one = timed(device, lambda: m32(zc, mc), 1, EAGER_WARMUP)  # warm, and sizes the timed runs
         iters = runs_for(one)
-        ms = timed(device, lambda: m32(zc, mc), iters)
+        ms = timed(device, lambda: m32(zc, mc), iters, 0)
         del out, zc, mc
     if device == "cuda":
         torch.cuda.empty_cache()  # leave the GPU's memory to lockstep_bench's process
