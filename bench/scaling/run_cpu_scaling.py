@@ -88,6 +88,7 @@ def main():
     ap.add_argument("--torch-python", default="")
     ap.add_argument("--ort-python", default="")
     ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--export-only", action="store_true", help="fill --work with the models, time nothing")
     a = ap.parse_args()
     torch_py = python_with("torch", [a.torch_python, sys.executable, "/usr/bin/python3"])
     ort_py = python_with("onnxruntime", [a.ort_python, sys.executable, "python3", "/usr/bin/python3"])
@@ -96,6 +97,11 @@ def main():
     jsonl = os.path.join(a.out, "cpu_scaling.jsonl")
     open(jsonl, "w").close()
     cfgs = R.configs(R.parse_ints(a.frames), R.parse_ints(a.batches), a.batch_frames)
+    if a.export_only:
+        for preset in a.presets.split(","):
+            for frames, batch in cfgs:
+                print(ensure_export(a, torch_py, preset, frames, batch), flush=True)
+        return
     all_rows = []
     for preset in a.presets.split(","):
         history = {"lockstep-cpu": [], "ort-cpu": []}
