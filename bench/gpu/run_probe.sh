@@ -1,12 +1,71 @@
 #!/usr/bin/env bash
-# The 3xTF32 convolution probe on the GPU machine (one device call). Build it here first:
-#   mkdir -p build-tc && nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 \
-#     bench/gpu/conv3xtf32_probe.cu -lcudnn -o build-tc/conv3xtf32_probe
-# then run this with build-tc carried; the table goes to $OUT/probe.log.
+# The 3xTF32 tensor-core Conv (issue 6): probe, GPU tests and whole-model A/B in one device call.
+#
+# Here (development machine):  bash bench/gpu/run_probe.sh pack
+#   builds the probe (nvcc) and the CUDA build in build-tc/cuda, and packs build-tc/pkg (ignored).
+# There (run tool, carry ["build-tc/pkg"]):  bash bench/gpu/run_probe.sh
+#   STEPS (default "probe tests models"): probe = the kernel table (variant x shape: ms, TFLOP/s,
+#   rel L2 vs float64, cuDNN FMA beside it); tests = lockstep_gpu_tests (GTEST_FILTER);
+#   models = seed/low/ljs decoders at FRAMES (1024), exported as bench_gpu.py does, lockstep cuda
+#   with the tensor-core Conv and with LOCKSTEP_CUDA_CONV_TC=0 (cuDNN), rel L2 vs float64.
+# Logs go to $OUT.
 set -uo pipefail
-BIN=${BIN:-build-tc/conv3xtf32_probe}
+PKG=${PKG:-build-tc/pkg}
+if [ "${1:-}" = pack ]; then
+  set -e
+  cmake -S . -B build-tc/cuda -G Ninja -DLOCKSTEP_CUDA=ON >/dev/null
+  ninja -C build-tc/cuda -j2 lockstep_bench tests/lockstep_gpu_tests
+  rm -rf "$PKG" && mkdir -p "$PKG/libs" "$PKG/tools" "$PKG/models"
+  nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 bench/gpu/conv3xtf32_probe.cu -lcudnn -o "$PKG/conv3xtf32_probe"
+  for f in build-tc/cuda/lockstep_bench build-tc/cuda/tests/lockstep_gpu_tests; do strip -o "$PKG/$(basename "$f")" "$f"; done
+  for lib in libdnnl.so.2 libgomp.so.1 libOpenCL.so.1 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libblas.so.3; do
+    p=$(ldd "$PKG/lockstep_bench" | awk -v l="$lib" '$1==l {print $3}'); [ -n "$p" ] && cp -L "$p" "$PKG/libs/" || true
+  done
+  tar -C "$PKG" -cJf "$PKG/libs.tar.xz" libs && rm -rf "$PKG/libs"
+  cp ../shared/tools/vits_export.py ../shared/tools/bench_peers.py "$PKG/tools/"
+  for m in vits_seed_174 vits_seed_dec_T256 vits_seed_flow_T1024; do cp ../shared/models/$m.* "$PKG/models/"; done
+  du -sh "$PKG"
+  exit 0
+fi
 OUT=${OUT:-/tmp/probe_out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:/usr/local/cuda/lib64
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-  timeout "${PROBE_TIMEOUT:-200}" "$BIN" "$@"; echo "exit $?"; } 2>&1 | tee "$OUT/probe.log"
+STEPS=${STEPS:-probe tests models}
+mkdir -p "$OUT" /tmp/tcrun
+export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:/usr/local/cuda/lib64:/tmp/tcrun/libs
+date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+for step in $STEPS; do case $step in
+probe)
+  timeout "${PROBE_TIMEOUT:-60}" "$PKG/conv3xtf32_probe" 2>&1 | tee "$OUT/probe.log" | grep -E "device|backend config|cuDNN" ;;
+tests)
+  tar -C /tmp/tcrun -xJf "$PKG/libs.tar.xz"
+  # tests/support/fixtures.cpp reads /work/shared/models (the source tree's sibling).
+  [ -e /work/shared/models ] || { mkdir -p /work/shared && ln -s "$PWD/$PKG/models" /work/shared/models; }
+  export LOCKSTEP_MODELS_DIR=$PWD/$PKG/models
+  timeout "${TESTS_TIMEOUT:-70}" "$PKG/lockstep_gpu_tests" --gtest_filter="${GTEST_FILTER:-CudaConvTc*:CudaConv*:CudaSharedModels*:CudaPrecision*}" 2>&1 \
+    | tee "$OUT/gpu_tests.log" | grep -E "^\[conv_tc\]|^\[  PASSED|^\[  FAILED|^\[  SKIPPED|FAILED|Failure|tests ran" ;;
+models)
+  tar -C /tmp/tcrun -xJf "$PKG/libs.tar.xz"
+  timeout "${MODELS_TIMEOUT:-100}" python3 - "$PKG" <<'PY' 2>&1 | grep --line-buffered -v -i "deprecat\|torch.onnx.export\|warn" | tee "$OUT/models.log"
+import json, os, sys
+pkg = sys.argv[1]
+sys.path[:0] = [pkg + "/tools", "bench/gpu"]
+import vits_export, bench_gpu
+frames = int(os.environ.get("FRAMES", "1024"))
+os.makedirs("/tmp/tcrun/work", exist_ok=True)
+rows = []
+for name in os.environ.get("PRESETS", "seed,low,ljs").split(","):
+    stem = bench_gpu.export(name, frames, "/tmp/tcrun/work", vits_export)
+    tc, _ = bench_gpu.lockstep(pkg + "/lockstep_bench", stem, 30)
+    dnn, _ = bench_gpu.lockstep(pkg + "/lockstep_bench", stem, 30, {"LOCKSTEP_CUDA_CONV_TC": "0"})
+    tc2, _ = bench_gpu.lockstep(pkg + "/lockstep_bench", stem, 30)
+    for label, r in (("tc", tc), ("cudnn", dnn), ("tc again", tc2)):
+        print(json.dumps(dict(preset=name, conv=label, **r)), flush=True)
+    rows.append((name, tc, dnn, tc2))
+print(f"\n| preset (T{frames}) | lockstep tc ms | rel L2 | lockstep cuDNN ms | rel L2 | cuDNN/tc | tc again ms |\n|---|---|---|---|---|---|---|")
+for name, tc, dnn, tc2 in rows:
+    g = lambda r, k, f: f.format(r[k]) if k in r else "n/a"
+    ratio = "{:.2f}x".format(dnn["median_ms"] / tc["median_ms"]) if "median_ms" in tc and "median_ms" in dnn else "n/a"
+    print(f"| {name} | {g(tc, 'median_ms', '{:.2f}')} | {g(tc, 'rel_l2', '{:.2e}')} | {g(dnn, 'median_ms', '{:.2f}')} | "
+          f"{g(dnn, 'rel_l2', '{:.2e}')} | {ratio} | {g(tc2, 'median_ms', '{:.2f}')} |")
+PY
+  ;;
+esac; done

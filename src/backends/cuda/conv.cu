@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "backends/cuda/conv_tc.h"
 #include "backends/cuda/families.h"
 
 namespace lockstep::cuda {
@@ -313,6 +314,10 @@ void record_conv_forward_reduced(Context& ctx, int node_index, NodeProgram& prog
 void record_conv_forward(Context& ctx, int node_index, NodeProgram& program) {
   if (ctx.precision == Precision::kFp16 || ctx.precision == Precision::kBf16) {
     record_conv_forward_reduced(ctx, node_index, program);
+    return;
+  }
+  if (conv_tc_eligible(ctx.graph(), ctx.graph().nodes[static_cast<size_t>(node_index)], ctx.precision)) {
+    record_conv_tc(ctx, node_index, program);  // strict fp32 on tensor cores (3xTF32), see conv_tc.h
     return;
   }
   const ir::Graph& g = ctx.graph();
