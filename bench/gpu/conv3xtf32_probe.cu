@@ -360,7 +360,9 @@ int main(int argc, char** argv) {
     std::vector<float> hwp(tc::split_weight_floats(cin, cout, ks), 0.0f);
     tc::split_weights_host(hw.data(), cout, cin, ks, hwp.data());
     CK(cudaMemcpy(wp, hwp.data(), hwp.size() * 4, cudaMemcpyHostToDevice));
-    tc::Params p{x, wp, b, y, cin, cout, T, T, d, pad, 0, 0, 0};
+    tc::Params p{};
+    p.x = x; p.wp = wp; p.bias = b; p.y = y;
+    p.cin = cin; p.cout = cout; p.t_in = T; p.t_out = T; p.dil = d; p.pad = pad;
     tc::geometry(p, ks);
     if (T % 4 == 0 && tc::supported_ks(ks)) {
       auto run_fast = [&](auto launcher, const char* variant) {

@@ -100,5 +100,36 @@ TEST(CudaConvTc, MatchesFloat64Reference) {
   }
 }
 
+// HiFi-GAN's residual pattern: Conv + bias, then "+ x" and LeakyRelu fused as the node's epilogue.
+// The kernel applies both in its store; that must give the bits of the separate epilogue kernel.
+TEST(CudaConvTc, FusedResidualAndLeakyReluSameBitsAsEpilogueKernel) {
+  LOCKSTEP_REQUIRE_GPU();
+  const Case c{1, 64, 64, 2048, 7, 3, 9, 9, true, nullptr};
+  std::vector<In> in;
+  ir::Graph g = conv_graph(c, 77, in);
+  ir::Value zv;
+  zv.name = "residual";
+  zv.dtype = DType::Float32;
+  zv.shape = {1, 64, 2048};
+  const ir::ValueId z = g.add_value(std::move(zv));
+  g.inputs.push_back(z);
+  ir::EpilogueStep add{Op::Add, z, true, 0.0f, "add_residual"};
+  ir::EpilogueStep leaky{Op::LeakyRelu, ir::kNoValue, false, 0.1f, "leaky"};
+  g.nodes[0].epilogue = {add, leaky};
+  std::vector<Tensor> inputs = runtime_inputs(in);
+  inputs.push_back(random_tensor({1, 64, 2048}, 78));
+  auto fused = cuda::backend().compile(g, Options{});
+  const std::vector<Tensor> got = fused->run(inputs);
+  const cpu_test::Diff d = cpu_test::diff(got[0], reference::evaluate(g, inputs)[0]);
+  EXPECT_TRUE(d.finite);
+  EXPECT_LE(d.rel_l2, kTcRelL2);
+  std::printf("[conv_tc] %s + residual + LeakyRelu: rel L2 %.3g vs float64\n", describe(c).c_str(), d.rel_l2);
+  setenv("LOCKSTEP_CUDA_CONV_TC_FUSE", "0", 1);
+  auto separate = cuda::backend().compile(g, Options{});
+  unsetenv("LOCKSTEP_CUDA_CONV_TC_FUSE");
+  EXPECT_TRUE(same_bits(got[0], separate->run(inputs)[0])) << "fused epilogue changed the bits";
+  expect_cuda_matches_reference(g, inputs, int64_t{c.cin} * c.k, describe(c) + " + residual + LeakyRelu");
+}
+
 }  // namespace
 }  // namespace lockstep::gpu_test

@@ -38,6 +38,32 @@ int64_t pad_begin(const ir::Node& node, int64_t t_in, int64_t t_out, int64_t spa
   return pads.empty() ? 0 : pads[0];
 }
 
+// How many leading epilogue steps the kernel's store applies (Add of a same-shape float operand,
+// LeakyRelu, Relu; at most one Add), filling p.post / p.alpha; the operand of the Add in *z.
+size_t fuse_post(const ir::Graph& g, const ir::Node& node, tc::Params& p, ir::ValueId* z) {
+  const char* env = std::getenv("LOCKSTEP_CUDA_CONV_TC_FUSE");
+  if (env && std::strcmp(env, "0") == 0) return 0;
+  const Shape& out = g.value(node.outputs[0]).shape;
+  size_t n = 0;
+  for (; n < node.epilogue.size() && n < static_cast<size_t>(tc::kMaxPost); ++n) {
+    const ir::EpilogueStep& step = node.epilogue[n];
+    if (step.op == ir::Op::Add && *z == ir::kNoValue && step.operand != ir::kNoValue &&
+        g.value(step.operand).shape == out && device_dtype(g.value(step.operand).dtype) == DType::Float32) {
+      *z = step.operand;
+      p.post[n] = tc::kPostAdd;
+    } else if (step.op == ir::Op::LeakyRelu && step.operand == ir::kNoValue) {
+      if (p.post[0] == tc::kPostLeaky) break;  // one alpha
+      p.post[n] = tc::kPostLeaky;
+      p.alpha = step.alpha;
+    } else if (step.op == ir::Op::Relu && step.operand == ir::kNoValue) {
+      p.post[n] = tc::kPostRelu;
+    } else {
+      break;
+    }
+  }
+  return n;
+}
+
 bool fail(std::string* why_not, const char* why) {
   if (why_not) *why_not = why;
   return false;
@@ -107,18 +133,22 @@ void record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   base.wp = static_cast<const float*>(split->ptr);
   const ir::ValueId x = node.inputs[0], y = node.outputs[0];
   const ir::ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : ir::kNoValue;
+  ir::ValueId z = ir::kNoValue;
+  const size_t fused = fuse_post(g, node, base, &z);
   const Context* c = &ctx;
   const std::string name = node.name;
-  program.launches.push_back({"conv1d_3xtf32_k" + std::to_string(ks), [=](cudaStream_t s) {
+  const std::string kernel = "conv1d_3xtf32_k" + std::to_string(ks) + (fused ? "+epilogue" + std::to_string(fused) : "");
+  program.launches.push_back({kernel, [=](cudaStream_t s) {
     tc::Params p = base;
     p.x = c->fptr(x);
     p.y = c->fptr(y);
     p.bias = bias == ir::kNoValue ? nullptr : c->fptr(bias);
+    p.z = z == ir::kNoValue ? nullptr : c->fptr(z);
     (void)split;  // keeps the split weights alive with the program
     check_cuda(tc::launch(p, ks, n, s), "tensor-core conv launch", name);
   }});
   recorded.fetch_add(1);
-  record_epilogue(ctx, node_index, program);
+  record_epilogue(ctx, node_index, program, ir::kNoValue, fused);
 }
 
 int conv_tc_recorded_count() { return recorded.load(); }

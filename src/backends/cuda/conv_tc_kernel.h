@@ -22,12 +22,19 @@ inline constexpr int kBm = 64;        // output channels per block
 inline constexpr int kBn = 128;       // time steps per block
 inline constexpr int kChunk = 8;      // input channels per pipeline stage (one mma k-depth)
 inline constexpr int kThreads = 256;  // 8 warps of 32 (co) x 32 (t)
+inline constexpr int kMaxPost = 2;
+enum Post : int { kPostNone = 0, kPostAdd = 1, kPostLeaky = 2, kPostRelu = 3 };
 
 struct Params {
   const float* x;     // [n, cin, t_in], 16-byte aligned, t_in % 4 == 0
   const float* wp;    // split weights, fragment order (presplit_weights / split_weights_host)
   const float* bias;  // [cout] or nullptr
   float* y;           // [n, cout, t_out]
+  // Up to kMaxPost leading epilogue steps applied in the store (the node's epilogue semantics):
+  // kPostAdd adds z (the output's shape), kPostLeaky is LeakyRelu(alpha), kPostRelu is Relu.
+  const float* z;
+  int post[2];
+  float alpha;
   int cin, cout, t_in, t_out, dil, pad;
   int xw, ng, r;      // shared row stride, 16-byte granules per row, (-pad) mod 4
 };
@@ -56,8 +63,8 @@ inline void geometry(Params& p, int ks) {
 template <int KS> struct Config;
 template <> struct Config<3> { static constexpr int stages = 3, minb = 2, unroll = 3; };
 template <> struct Config<5> { static constexpr int stages = 3, minb = 2, unroll = 5; };
-template <> struct Config<7> { static constexpr int stages = 2, minb = 1, unroll = 7; };
-template <> struct Config<11> { static constexpr int stages = 2, minb = 1, unroll = 11; };
+template <> struct Config<7> { static constexpr int stages = 2, minb = 2, unroll = 1; };
+template <> struct Config<11> { static constexpr int stages = 2, minb = 2, unroll = 1; };
 inline int stages_for(int ks) {
   return ks == 3 ? Config<3>::stages : ks == 5 ? Config<5>::stages : ks == 7 ? Config<7>::stages : Config<11>::stages;
 }
@@ -167,7 +174,9 @@ __global__ void __launch_bounds__(kThreads, MINB) conv1d_3xtf32(Params p) {
         for (int e = 0; e < 4; ++e) acc[mi][ni][e] += part[mi][ni][e];
   }
   cp_wait<0>();
-  float* y = p.y + static_cast<size_t>(blockIdx.z) * p.cout * p.t_out;
+  const size_t out_base = static_cast<size_t>(blockIdx.z) * p.cout * p.t_out;
+  float* y = p.y + out_base;
+  const float* z = p.z ? p.z + out_base : nullptr;
 #pragma unroll
   for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
@@ -176,8 +185,16 @@ __global__ void __launch_bounds__(kThreads, MINB) conv1d_3xtf32(Params p) {
       for (int e = 0; e < 4; ++e) {
         const int co = co0 + wm + mi * 16 + g + (e >= 2 ? 8 : 0), t = t0 + wn + ni * 8 + 2 * q + (e & 1);
         if (co < p.cout && t < p.t_out) {
-          const float v = acc[mi][ni][e] + small[mi][ni][e];
-          y[static_cast<size_t>(co) * p.t_out + t] = p.bias ? v + p.bias[co] : v;
+          const size_t i = static_cast<size_t>(co) * p.t_out + t;
+          float v = acc[mi][ni][e] + small[mi][ni][e];
+          if (p.bias) v = v + p.bias[co];
+#pragma unroll
+          for (int s = 0; s < kMaxPost; ++s) {  // as elementwise.cu's epilogue: same float ops, same bits
+            if (p.post[s] == kPostAdd) v = v + z[i];
+            else if (p.post[s] == kPostLeaky) v = v >= 0.0f ? v : v * p.alpha;
+            else if (p.post[s] == kPostRelu) v = v > 0.0f ? v : 0.0f;
+          }
+          y[i] = v;
         }
       }
 }
