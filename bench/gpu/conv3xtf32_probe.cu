@@ -154,8 +154,9 @@ __global__ void __launch_bounds__(THREADS) conv1d_tc(const float* __restrict__ x
       }
 }
 
-// The fast kernel is the backend's own (src/backends/cuda/conv_tc_kernel.h), swept over pipeline
-// stages, min blocks per SM and tap-loop unrolling; "backend config" is what conv_tc.cu launches.
+// The fast kernel is the backend's own (src/backends/cuda/conv_tc_kernel.h) with its per-size
+// Config (stages, min blocks per SM, tap unroll: swept in the 2026-11-30 run 2), in each block tile;
+// "backend choice" marks the tile conv_tc.cu picks.
 // ---------------------------------------------------------------------------------------------
 
 __global__ void conv1d_f64(const float* x, const float* w, const float* bias, double* y, int cin, int cout, int t_in,
@@ -216,43 +217,17 @@ float median_ms(F f, int reps = 11) {
 
 namespace tc = lockstep::cuda::tc;
 
-template <int KS, int STAGES, int MINB, int UNROLL>
-bool sweep_one(const tc::Params& p, int n) {
-  if (tc::smem_bytes(p, KS, STAGES) > 227 * 1024) return false;
-  CK((cudaFuncSetAttribute(tc::conv1d_3xtf32<KS, STAGES, MINB, UNROLL>, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024)));
-  CK((tc::launch_ks<KS, STAGES, MINB, UNROLL>(p, n, 0)));
+// The backend's kernel (its per-size Config) with each block tile.
+bool run_tile(int ks, tc::TileKind tile, tc::Params p, int n) {
+  tc::geometry(p, ks, tc::tile_bn(tile));
+  if (tc::smem_bytes(p, ks, tc::stages_for(ks), tc::tile_bm(tile)) > 227 * 1024) return false;
+  CK(tc::launch(p, ks, tile, n, 0));
   return true;
 }
 
-// Variant v of the sweep for kernel size KS: (stages, min blocks/SM, unroll).
-template <int KS>
-bool sweep(int v, const tc::Params& p, int n, char* name) {
-  static const int table[][3] = {{3, 1, KS}, {2, 1, KS}, {3, 2, KS}, {2, 2, KS}, {2, 2, 1}, {3, 1, 1}};
-  std::snprintf(name, 96, "tc kernel stages %d, min blocks %d, unroll %d", table[v][0], table[v][1], table[v][2]);
-  switch (v) {
-    case 0: return sweep_one<KS, 3, 1, KS>(p, n);
-    case 1: return sweep_one<KS, 2, 1, KS>(p, n);
-    case 2: return sweep_one<KS, 3, 2, KS>(p, n);
-    case 3: return sweep_one<KS, 2, 2, KS>(p, n);
-    case 4: return sweep_one<KS, 2, 2, 1>(p, n);
-    default: return sweep_one<KS, 3, 1, 1>(p, n);
-  }
-}
-constexpr int kSweep = 6;
-
-bool sweep_ks(int ks, int v, const tc::Params& p, int n, char* name) {
-  switch (ks) {
-    case 3: return sweep<3>(v, p, n, name);
-    case 5: return sweep<5>(v, p, n, name);
-    case 7: return sweep<7>(v, p, n, name);
-    case 11: return sweep<11>(v, p, n, name);
-    default: return false;
-  }
-}
-
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;  // fewer variants
-  struct Shape { int c, t, ks, d; const char* what; };
+  const bool all = argc > 1 && std::strcmp(argv[1], "--all") == 0;  // also the simple kernels' accuracy study
+  struct Shape { int c, t, ks, d; const char* what; int co = 0; };  // co 0: C_out = C_in
   const Shape shapes[] = {
       {512, 1024, 7, 1, "512ch T1024 k7 (ljs conv_pre-like)"}, {256, 8192, 3, 1, "256ch T8192 k3 d1 (ljs rb1)"},
       {256, 8192, 7, 3, "256ch T8192 k7 d3 (ljs rb1)"},        {256, 8192, 11, 5, "256ch T8192 k11 d5 (ljs rb1)"},
@@ -260,7 +235,9 @@ int main(int argc, char** argv) {
       {128, 65536, 11, 5, "128ch T65536 k11 d5 (ljs rb2)"},    {64, 131072, 7, 1, "64ch T131072 k7 d1 (ljs rb3)"},
       {32, 262144, 11, 1, "32ch T262144 k11 d1 (ljs rb4)"},    {128, 8192, 3, 1, "128ch T8192 k3 d1 (seed rb)"},
       {192, 1024, 5, 1, "192ch T1024 k5 (flow WN)"},           {512, 8192, 3, 1, "512ch T8192 k3 d1 (wide)"},
-      {256, 8192, 5, 2, "256ch T8192 k5 d2 (V3-type rb)"},     {64, 8192, 7, 1, "64ch T8192 k7 (small)"}};
+      {256, 8192, 5, 2, "256ch T8192 k5 d2 (V3-type rb)"},     {64, 8192, 7, 1, "64ch T8192 k7 (small)"},
+      {192, 1024, 5, 1, "192->384ch T1024 k5 (low/ljs flow WN)", 384}, {72, 1024, 5, 1, "72->144ch T1024 k5 (seed flow WN)", 144},
+      {32, 262144, 7, 12, "32ch T262144 k7 d12 (low rb)"}};
   cudnnHandle_t h;
   DK(cudnnCreate(&h));
   CK(tc::prepare(227 * 1024));
@@ -271,7 +248,7 @@ int main(int argc, char** argv) {
   std::printf("| shape | K=C*k | variant | ms | TFLOP/s | rel L2 | scale err | vs cuDNN time |\n|---|---|---|---|---|---|---|---|\n");
   std::mt19937 rng(7);
   for (const Shape& s : shapes) {
-    const int cin = s.c, cout = s.c, T = s.t, ks = s.ks, d = s.d, pad = (ks - 1) * d / 2;
+    const int cin = s.c, cout = s.co ? s.co : s.c, T = s.t, ks = s.ks, d = s.d, pad = (ks - 1) * d / 2;
     std::vector<float> hx(static_cast<size_t>(cin) * T), hw(static_cast<size_t>(cout) * cin * ks), hb(cout);
     std::normal_distribution<float> nd(0.f, 1.f);
     for (auto& v : hx) v = nd(rng);
@@ -281,7 +258,7 @@ int main(int argc, char** argv) {
     float *x, *w, *b, *y, *wp;
     double* yr;
     const size_t ny = static_cast<size_t>(cout) * T;
-    const size_t nwp = static_cast<size_t>((cout + BM - 1) / BM) * cin * ks * BM * 2;
+    const size_t nwp = tc::split_weight_floats(cin, cout, std::max(ks, 1));
     CK(cudaMalloc(&x, hx.size() * 4));
     CK(cudaMalloc(&w, hw.size() * 4));
     CK(cudaMalloc(&b, hb.size() * 4));
@@ -347,15 +324,15 @@ int main(int argc, char** argv) {
       CK(cudaMemcpy(out.data(), y, ny * 4, cudaMemcpyDeviceToHost));
       row(variant, ms, error(out, ref));
     };
-    if (!quick) {
+    if (all) {
       simple(conv1d_tc<0, ACC_ALL>, "simple mask-split, one TC accumulator (first probe)");
       simple(conv1d_tc<0, ACC_CHUNK>, "simple mask-split, per-chunk flush (revised probe)");
       simple(conv1d_tc<1, ACC_ALL>, "simple rna-split, one TC accumulator");
+      simple(conv1d_tc<1, ACC_CHUNK>, "simple rna-split, per-chunk flush");
+      simple(conv1d_tc<1, ACC_CHUNK_SEP>, "simple rna-split, per-chunk hi*hi flush + small acc");
+      simple(conv1d_tc<1, ACC_STEP_SEP>, "simple rna-split, per-tap hi*hi flush + small acc");
+      simple(conv1d_tc<1, ACC_1X>, "simple 1xTF32 rna (reference point)");
     }
-    simple(conv1d_tc<1, ACC_CHUNK>, "simple rna-split, per-chunk flush");
-    simple(conv1d_tc<1, ACC_CHUNK_SEP>, "simple rna-split, per-chunk hi*hi flush + small acc");
-    simple(conv1d_tc<1, ACC_STEP_SEP>, "simple rna-split, per-tap hi*hi flush + small acc");
-    simple(conv1d_tc<1, ACC_1X>, "simple 1xTF32 rna (reference point)");
     // The backend's kernel: weights split on the host as conv_tc.cu does (a compile step, not timed).
     std::vector<float> hwp(tc::split_weight_floats(cin, cout, ks), 0.0f);
     tc::split_weights_host(hw.data(), cout, cin, ks, hwp.data());
@@ -363,7 +340,6 @@ int main(int argc, char** argv) {
     tc::Params p{};
     p.x = x; p.wp = wp; p.bias = b; p.y = y;
     p.cin = cin; p.cout = cout; p.t_in = T; p.t_out = T; p.dil = d; p.pad = pad;
-    tc::geometry(p, ks);
     if (T % 4 == 0 && tc::supported_ks(ks)) {
       auto run_fast = [&](auto launcher, const char* variant) {
         CK(cudaMemset(y, 0xff, ny * 4));
@@ -379,12 +355,13 @@ int main(int argc, char** argv) {
         std::snprintf(v, sizeof v, "%s%s", variant, same ? "" : " NOT BITWISE REPEATABLE");
         row(v, ms, error(out, ref));
       };
-      char name[96];
-      std::snprintf(name, sizeof name, "**backend config** (stages %d)", tc::stages_for(ks));
-      run_fast([&] { CK(tc::launch(p, ks, 1, 0)); return true; }, name);
-      for (int v = 0; v < kSweep; ++v) {
-        sweep_ks(ks, v, p, 1, name);  // fills the name (and runs once: warm-up)
-        run_fast([&] { return sweep_ks(ks, v, p, 1, name); }, name);
+      const tc::TileKind chosen = tc::choose_tile(1, cout, T, prop.multiProcessorCount);
+      const tc::TileKind tiles[] = {tc::TileKind::k64x128, tc::TileKind::k32x256, tc::TileKind::k64x64};
+      for (tc::TileKind tile : tiles) {
+        char name[96];
+        std::snprintf(name, sizeof name, "tc tile %dx%d, stages %d%s", tc::tile_bm(tile), tc::tile_bn(tile), tc::stages_for(ks),
+                      tile == chosen ? " **backend choice**" : "");
+        run_fast([&] { return run_tile(ks, tile, p, 1); }, name);
       }
     }
     CK(cudaDeviceSynchronize());

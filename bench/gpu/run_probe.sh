@@ -34,13 +34,13 @@ export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudn
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 for step in $STEPS; do case $step in
 probe)
-  timeout "${PROBE_TIMEOUT:-60}" "$PKG/conv3xtf32_probe" 2>&1 | tee "$OUT/probe.log" | grep -E "device|backend config|cuDNN" ;;
+  timeout "${PROBE_TIMEOUT:-60}" "$PKG/conv3xtf32_probe" 2>&1 | tee "$OUT/probe.log" | grep -E "device|backend choice|cuDNN" ;;
 tests)
   tar -C /tmp/tcrun -xJf "$PKG/libs.tar.xz"
   # tests/support/fixtures.cpp reads /work/shared/models (the source tree's sibling).
   [ -e /work/shared/models ] || { mkdir -p /work/shared && ln -s "$PWD/$PKG/models" /work/shared/models; }
   export LOCKSTEP_MODELS_DIR=$PWD/$PKG/models
-  timeout "${TESTS_TIMEOUT:-70}" "$PKG/lockstep_gpu_tests" --gtest_filter="${GTEST_FILTER:-CudaConvTc*:CudaConv*:CudaSharedModels*:CudaPrecision*}" 2>&1 \
+  timeout "${TESTS_TIMEOUT:-100}" "$PKG/lockstep_gpu_tests" --gtest_filter="${GTEST_FILTER:--Node/CudaOnnxNode.*:CudaOnnxNodeSuite.*:BisectCuda.*}" 2>&1 \
     | tee "$OUT/gpu_tests.log" | grep -E "^\[conv_tc\]|^\[  PASSED|^\[  FAILED|^\[  SKIPPED|FAILED|Failure|tests ran" ;;
 models)
   tar -C /tmp/tcrun -xJf "$PKG/libs.tar.xz"

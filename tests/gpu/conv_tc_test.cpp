@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cuda/conv_tc.h"
+#include "backends/cuda/conv_tc_kernel.h"
 #include "gpu/gpu_test_util.h"
 
 namespace lockstep::gpu_test {
@@ -77,7 +78,13 @@ TEST(CudaConvTc, MatchesFloat64Reference) {
       {1, 128, 40, 1200, 5, 2, 5, 1, true, nullptr},     // asymmetric pads: T_out != T_in
       {1, 48, 64, 1024, 7, 3, 0, 0, true, "SAME_UPPER"},
       {1, 192, 192, 1024, 5, 1, 2, 2, true, nullptr},    // flow WN layer
+      {1, 32, 192, 16384, 3, 1, 1, 1, true, nullptr},    // a grid for the 64x128 tile
   };
+  // The block tiles these cases take on an H200 (132 SMs): all three kinds are covered.
+  using cuda::tc::TileKind;
+  EXPECT_EQ(cuda::tc::choose_tile(1, 64, 1024, 132), TileKind::k64x64);
+  EXPECT_EQ(cuda::tc::choose_tile(1, 32, 2048, 132), TileKind::k32x256);
+  EXPECT_EQ(cuda::tc::choose_tile(1, 192, 16384, 132), TileKind::k64x128);
   uint32_t seed = 10;
   for (const Case& c : cases) {
     std::vector<In> in;

@@ -116,10 +116,13 @@ void record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   base.t_out = static_cast<int>(g.value(node.outputs[0]).shape[2]);
   base.dil = dil.empty() ? 1 : static_cast<int>(dil[0]);
   base.pad = static_cast<int>(pad_begin(node, t_in, base.t_out, (ks - 1) * base.dil + 1));
-  tc::geometry(base, ks);
-  const size_t smem = tc::smem_bytes(base, ks, tc::stages_for(ks));
-  int optin = 0;
-  check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0), "shared memory limit", node.name);
+  int optin = 0, sms = 0, device = 0;
+  check_cuda(cudaGetDevice(&device), "current device", node.name);
+  check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "shared memory limit", node.name);
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count", node.name);
+  const tc::TileKind tile = tc::choose_tile(n, cout, base.t_out, sms);
+  tc::geometry(base, ks, tc::tile_bn(tile));
+  const size_t smem = tc::smem_bytes(base, ks, tc::stages_for(ks), tc::tile_bm(tile));
   if (smem > static_cast<size_t>(optin))
     throw Error(ErrorCode::Internal, "cuda: the tensor-core Conv needs more shared memory than this device has", node.name, "Conv");
   check_cuda(tc::prepare(optin), "tensor-core conv shared memory opt-in", node.name);
@@ -137,7 +140,8 @@ void record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   const size_t fused = fuse_post(g, node, base, &z);
   const Context* c = &ctx;
   const std::string name = node.name;
-  const std::string kernel = "conv1d_3xtf32_k" + std::to_string(ks) + (fused ? "+epilogue" + std::to_string(fused) : "");
+  const std::string kernel = "conv1d_3xtf32_k" + std::to_string(ks) + "_tile" + std::to_string(tc::tile_bm(tile)) + "x" +
+                             std::to_string(tc::tile_bn(tile)) + (fused ? "+epilogue" + std::to_string(fused) : "");
   program.launches.push_back({kernel, [=](cudaStream_t s) {
     tc::Params p = base;
     p.x = c->fptr(x);
@@ -145,7 +149,7 @@ void record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
     p.bias = bias == ir::kNoValue ? nullptr : c->fptr(bias);
     p.z = z == ir::kNoValue ? nullptr : c->fptr(z);
     (void)split;  // keeps the split weights alive with the program
-    check_cuda(tc::launch(p, ks, n, s), "tensor-core conv launch", name);
+    check_cuda(tc::launch(p, ks, tile, n, s), "tensor-core conv launch", name);
   }});
   recorded.fetch_add(1);
   record_epilogue(ctx, node_index, program, ir::kNoValue, fused);

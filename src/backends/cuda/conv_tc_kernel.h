@@ -8,7 +8,7 @@
 // ah*bh restarts from zero every 8-channel chunk and joins the sum with IEEE adds, and the two
 // small products (2^-11 of the result) keep their own tensor-core accumulator. Measured on an
 // H200: rel L2 1.4e-7..2.7e-7 against float64, below cuDNN FMA's 3.5e-7..1.1e-6 on the same shapes.
-// Fixed reduction order, no atomics: the same inputs give the same bits.
+// Fixed reduction order, no atomics: the same inputs give the same bits (whatever the tile).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,16 +18,20 @@
 
 namespace lockstep::cuda::tc {
 
-inline constexpr int kBm = 64;        // output channels per block
-inline constexpr int kBn = 128;       // time steps per block
-inline constexpr int kChunk = 8;      // input channels per pipeline stage (one mma k-depth)
-inline constexpr int kThreads = 256;  // 8 warps of 32 (co) x 32 (t)
+inline constexpr int kChunk = 8;  // input channels per pipeline stage (one mma k-depth)
 inline constexpr int kMaxPost = 2;
 enum Post : int { kPostNone = 0, kPostAdd = 1, kPostLeaky = 2, kPostRelu = 3 };
 
+// Block tiles: WM x WN warps of 32 (co) x 32 (t) each.
+enum class TileKind : int { k64x128 = 0, k32x256 = 1, k64x64 = 2 };
+template <int WM, int WN>
+struct Tile {
+  static constexpr int bm = 32 * WM, bn = 32 * WN, threads = 32 * WM * WN, mbs = bm / 16;
+};
+
 struct Params {
   const float* x;     // [n, cin, t_in], 16-byte aligned, t_in % 4 == 0
-  const float* wp;    // split weights, fragment order (presplit_weights / split_weights_host)
+  const float* wp;    // split weights (split_weights_host)
   const float* bias;  // [cout] or nullptr
   float* y;           // [n, cout, t_out]
   // Up to kMaxPost leading epilogue steps applied in the store (the node's epilogue semantics):
@@ -36,30 +40,30 @@ struct Params {
   int post[2];
   float alpha;
   int cin, cout, t_in, t_out, dil, pad;
-  int xw, ng, r;      // shared row stride, 16-byte granules per row, (-pad) mod 4
+  int xw, ng, r;      // shared row stride, 16-byte granules per row, (-pad) mod 4 (set by geometry)
 };
 
-// Floats of split weights for one (cout-block, chunk): hi then lo, each [k][mb][lane][4].
-constexpr int split_block_floats(int ks) { return 2 * ks * (kBm / 16) * 32 * 4; }
+// Split weights: [mb16][chunk][hl][k][lane][4] (mb16 = 16-row block of cout, hl = hi/lo), so each
+// thread reads its A fragment with one 16-byte load and any tile height reads whole 16-row blocks.
+constexpr int split_unit_floats(int ks) { return 2 * ks * 32 * 4; }  // one (mb16, chunk)
 inline size_t split_weight_floats(int cin, int cout, int ks) {
-  return static_cast<size_t>((cout + kBm - 1) / kBm) * (cin / kChunk) * split_block_floats(ks);
+  return static_cast<size_t>((cout + 15) / 16) * (cin / kChunk) * split_unit_floats(ks);
 }
-// Index of weight element (co, ci, k) in the split array (hi; lo is + split_block_floats/2).
+// Index of the hi part of weight (co, ci, k); lo is ks*128 floats later.
 inline size_t split_index(int co, int ci, int k, int cin, int ks) {
-  const int cb = co / kBm, m = co % kBm, chunk = ci / kChunk, kk = ci % kChunk;
-  const int mb = m / 16, row = m % 16, g = row % 8, q = kk % 4;
-  const int e = (row >= 8 ? 1 : 0) + (kk >= 4 ? 2 : 0), lane = g * 4 + q;
-  const size_t blk = static_cast<size_t>(cb) * (cin / kChunk) + chunk;
-  return blk * split_block_floats(ks) + ((static_cast<size_t>(k) * (kBm / 16) + mb) * 32 + lane) * 4 + e;
+  const int mb = co / 16, row = co % 16, chunk = ci / kChunk, kk = ci % kChunk;
+  const int e = (row >= 8 ? 1 : 0) + (kk >= 4 ? 2 : 0), lane = (row % 8) * 4 + kk % 4;
+  const size_t unit = static_cast<size_t>(mb) * (cin / kChunk) + chunk;
+  return unit * split_unit_floats(ks) + (static_cast<size_t>(k) * 32 + lane) * 4 + e;
 }
 
-inline void geometry(Params& p, int ks) {
+inline void geometry(Params& p, int ks, int bn) {
   p.r = ((-p.pad) % 4 + 4) % 4;
-  p.ng = (p.r + kBn + (ks - 1) * p.dil + 3) / 4;
+  p.ng = (p.r + bn + (ks - 1) * p.dil + 3) / 4;
   p.xw = ((p.ng * 4 + 23) / 32) * 32 + 8;  // >= 4*ng and = 8 mod 32: conflict-free B loads
 }
-// Per kernel size: pipeline stages, min blocks per SM (2 caps registers at 128), tap-loop unroll.
-// Chosen from the probe's sweep (bench/gpu/conv3xtf32_probe.cu).
+// Per kernel size: pipeline stages, min 256-thread blocks per SM (2 caps registers at 128),
+// tap-loop unroll. Chosen from the probe's sweep (bench/gpu/conv3xtf32_probe.cu).
 template <int KS> struct Config;
 template <> struct Config<3> { static constexpr int stages = 3, minb = 2, unroll = 3; };
 template <> struct Config<5> { static constexpr int stages = 3, minb = 2, unroll = 5; };
@@ -68,8 +72,17 @@ template <> struct Config<11> { static constexpr int stages = 2, minb = 2, unrol
 inline int stages_for(int ks) {
   return ks == 3 ? Config<3>::stages : ks == 5 ? Config<5>::stages : ks == 7 ? Config<7>::stages : Config<11>::stages;
 }
-inline size_t smem_bytes(const Params& p, int ks, int stages) {
-  return static_cast<size_t>(stages) * (kChunk * p.xw + split_block_floats(ks)) * sizeof(float);
+inline size_t smem_bytes(const Params& p, int ks, int stages, int bm) {
+  return static_cast<size_t>(stages) * (kChunk * p.xw + 2 * ks * bm * kChunk) * sizeof(float);
+}
+inline int tile_bm(TileKind t) { return t == TileKind::k32x256 ? 32 : 64; }
+inline int tile_bn(TileKind t) { return t == TileKind::k32x256 ? 256 : t == TileKind::k64x64 ? 64 : 128; }
+// C_out <= 32: the 32-row tile (no idle half); a grid of the big tile under two blocks per SM:
+// the 4-warp 64x64 tile; else 64x128.
+inline TileKind choose_tile(int n, int cout, int t_out, int sms) {
+  if (cout <= 32) return TileKind::k32x256;
+  const long blocks = static_cast<long>(n) * ((cout + 63) / 64) * ((t_out + 127) / 128);
+  return blocks < 2L * sms ? TileKind::k64x64 : TileKind::k64x128;
 }
 
 // The kernel sizes with an instantiation; others are not supported (conv_tc.cu checks first).
@@ -104,29 +117,35 @@ __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0
 
 // Activations stream through a STAGES-deep cp.async ring of 8-channel chunks (16-byte copies,
 // zero fill outside [0, t_in): t_in % 4 == 0 makes every granule all-in or all-out), with the
-// chunk's split weights beside them. grid (t blocks, cout blocks, n).
-template <int KS, int STAGES, int MINB, int UNROLL>
-__global__ void __launch_bounds__(kThreads, MINB) conv1d_3xtf32(Params p) {
+// chunk's split weights beside them ([mb][hl][k][lane][4], as in global memory). grid (t, cout, n).
+template <int KS, int STAGES, int MINB, int UNROLL, int WM, int WN>
+__global__ void __launch_bounds__(Tile<WM, WN>::threads, MINB * 256 / Tile<WM, WN>::threads) conv1d_3xtf32(Params p) {
+  using T = Tile<WM, WN>;
   extern __shared__ __align__(16) float tc_smem[];
-  constexpr int WHALF = KS * (kBm / 16) * 32 * 4;
-  const int xstage = kChunk * p.xw, stage = xstage + 2 * WHALF;
-  const int cb = blockIdx.y, co0 = cb * kBm, t0 = blockIdx.x * kBn;
+  constexpr int WSTAGE = 2 * KS * T::mbs * 128;  // weight floats per stage
+  constexpr int UNIT = 2 * KS * 32;              // 16-byte granules per (mb16, chunk)
+  const int xstage = kChunk * p.xw, stage = xstage + WSTAGE;
+  const int co0 = blockIdx.y * T::bm, t0 = blockIdx.x * T::bn;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
-  const int wm = (warp / 4) * 32, wn = (warp % 4) * 32;
-  const int chunks = p.cin / kChunk;
+  const int wm = (warp / WN) * 32, wn = (warp % WN) * 32;
+  const int chunks = p.cin / kChunk, mb_total = (p.cout + 15) / 16, mb0 = co0 / 16;
   const float* x = p.x + static_cast<size_t>(blockIdx.z) * p.cin * p.t_in;
   const int a0 = t0 - p.pad - p.r;  // first column held in shared memory (a multiple of 4)
   auto load = [&](int chunk, int s) {
     if (chunk < chunks) {
       float* xs = tc_smem + s * stage;
-      for (int i = threadIdx.x; i < kChunk * p.ng; i += kThreads) {
+      for (int i = threadIdx.x; i < kChunk * p.ng; i += T::threads) {
         const int row = i / p.ng, gi = i % p.ng, t = a0 + gi * 4;
         const bool ok = t >= 0 && t < p.t_in;
         cp_async16(xs + row * p.xw + gi * 4, x + static_cast<size_t>(chunk * kChunk + row) * p.t_in + (ok ? t : 0), ok);
       }
-      const float* wsrc = p.wp + (static_cast<size_t>(cb) * chunks + chunk) * 2 * WHALF;
-      float* wdst = xs + xstage;
-      for (int i = threadIdx.x; i < 2 * WHALF / 4; i += kThreads) cp_async16(wdst + i * 4, wsrc + i * 4, true);
+      float* ws = xs + xstage;
+      for (int i = threadIdx.x; i < T::mbs * UNIT; i += T::threads) {
+        const int mbl = i / UNIT, mbg = mb0 + mbl;
+        const bool ok = mbg < mb_total;
+        const float* src = p.wp + (static_cast<size_t>(ok ? mbg : 0) * chunks + chunk) * (UNIT * 4) + (i - mbl * UNIT) * 4;
+        cp_async16(ws + i * 4, src, ok);
+      }
     }
     cp_commit();
   };
@@ -138,16 +157,16 @@ __global__ void __launch_bounds__(kThreads, MINB) conv1d_3xtf32(Params p) {
     __syncthreads();
     load(c + STAGES - 1, (c + STAGES - 1) % STAGES);
     const float* xs = tc_smem + (c % STAGES) * stage;
-    const float* wh = xs + xstage;
-    const float* wl = wh + WHALF;
+    const float* ws = xs + xstage;
     float part[2][4][4] = {};
 #pragma unroll UNROLL
     for (int k = 0; k < KS; ++k) {
       uint32_t ah[2][4], al[2][4], bh[4][2], bl[4][2];
 #pragma unroll
       for (int mi = 0; mi < 2; ++mi) {
-        const int off = ((k * (kBm / 16) + wm / 16 + mi) * 32 + lane) * 4;
-        const uint4 h = *reinterpret_cast<const uint4*>(wh + off), l = *reinterpret_cast<const uint4*>(wl + off);
+        const int mbl = wm / 16 + mi;
+        const uint4 h = *reinterpret_cast<const uint4*>(ws + (mbl * 2 * KS + k) * 128 + lane * 4);
+        const uint4 l = *reinterpret_cast<const uint4*>(ws + (mbl * 2 * KS + KS + k) * 128 + lane * 4);
         ah[mi][0] = h.x; ah[mi][1] = h.y; ah[mi][2] = h.z; ah[mi][3] = h.w;
         al[mi][0] = l.x; al[mi][1] = l.y; al[mi][2] = l.z; al[mi][3] = l.w;
       }
@@ -174,6 +193,12 @@ __global__ void __launch_bounds__(kThreads, MINB) conv1d_3xtf32(Params p) {
         for (int e = 0; e < 4; ++e) acc[mi][ni][e] += part[mi][ni][e];
   }
   cp_wait<0>();
+#pragma unroll
+  for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[mi][ni][e] += small[mi][ni][e];  // small's registers free for the store
   const size_t out_base = static_cast<size_t>(blockIdx.z) * p.cout * p.t_out;
   float* y = p.y + out_base;
   const float* z = p.z ? p.z + out_base : nullptr;
@@ -186,7 +211,7 @@ __global__ void __launch_bounds__(kThreads, MINB) conv1d_3xtf32(Params p) {
         const int co = co0 + wm + mi * 16 + g + (e >= 2 ? 8 : 0), t = t0 + wn + ni * 8 + 2 * q + (e & 1);
         if (co < p.cout && t < p.t_out) {
           const size_t i = static_cast<size_t>(co) * p.t_out + t;
-          float v = acc[mi][ni][e] + small[mi][ni][e];
+          float v = acc[mi][ni][e];
           if (p.bias) v = v + p.bias[co];
 #pragma unroll
           for (int s = 0; s < kMaxPost; ++s) {  // as elementwise.cu's epilogue: same float ops, same bits
@@ -199,39 +224,57 @@ __global__ void __launch_bounds__(kThreads, MINB) conv1d_3xtf32(Params p) {
       }
 }
 
-template <int KS, int STAGES, int MINB, int UNROLL>
+template <int KS, int STAGES, int MINB, int UNROLL, int WM, int WN>
 cudaError_t launch_ks(const Params& p, int n, cudaStream_t s) {
-  const dim3 grid((p.t_out + kBn - 1) / kBn, (p.cout + kBm - 1) / kBm, n);
-  conv1d_3xtf32<KS, STAGES, MINB, UNROLL><<<grid, kThreads, smem_bytes(p, KS, STAGES), s>>>(p);
+  using T = Tile<WM, WN>;
+  const dim3 grid((p.t_out + T::bn - 1) / T::bn, (p.cout + T::bm - 1) / T::bm, n);
+  conv1d_3xtf32<KS, STAGES, MINB, UNROLL, WM, WN><<<grid, T::threads, smem_bytes(p, KS, STAGES, T::bm), s>>>(p);
   return cudaGetLastError();
 }
-template <int KS>
+template <int KS, int WM, int WN>
 cudaError_t launch_config(const Params& p, int n, cudaStream_t s) {
   using C = Config<KS>;
-  return launch_ks<KS, C::stages, C::minb, C::unroll>(p, n, s);
+  return launch_ks<KS, C::stages, C::minb, C::unroll, WM, WN>(p, n, s);
 }
-template <int KS>
+template <int KS, int WM, int WN>
 cudaError_t prepare_config(int bytes) {
   using C = Config<KS>;
-  return cudaFuncSetAttribute(conv1d_3xtf32<KS, C::stages, C::minb, C::unroll>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  return cudaFuncSetAttribute(conv1d_3xtf32<KS, C::stages, C::minb, C::unroll, WM, WN>,
+                              cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+template <int KS>
+cudaError_t prepare_ks(int bytes) {
+  cudaError_t e = prepare_config<KS, 2, 4>(bytes);
+  if (e == cudaSuccess) e = prepare_config<KS, 1, 8>(bytes);
+  if (e == cudaSuccess) e = prepare_config<KS, 2, 2>(bytes);
+  return e;
 }
 
 // Host, once before any launch (not during graph capture): opts every instantiation into
 // `bytes` of dynamic shared memory (the device's opt-in maximum; occupancy follows each launch).
 inline cudaError_t prepare(int bytes) {
-  cudaError_t e = prepare_config<3>(bytes);
-  if (e == cudaSuccess) e = prepare_config<5>(bytes);
-  if (e == cudaSuccess) e = prepare_config<7>(bytes);
-  if (e == cudaSuccess) e = prepare_config<11>(bytes);
+  cudaError_t e = prepare_ks<3>(bytes);
+  if (e == cudaSuccess) e = prepare_ks<5>(bytes);
+  if (e == cudaSuccess) e = prepare_ks<7>(bytes);
+  if (e == cudaSuccess) e = prepare_ks<11>(bytes);
   return e;
 }
 
-inline cudaError_t launch(const Params& p, int ks, int n, cudaStream_t s) {
+template <int KS>
+cudaError_t launch_tile(const Params& p, TileKind tile, int n, cudaStream_t s) {
+  switch (tile) {
+    case TileKind::k32x256: return launch_config<KS, 1, 8>(p, n, s);
+    case TileKind::k64x64: return launch_config<KS, 2, 2>(p, n, s);
+    default: return launch_config<KS, 2, 4>(p, n, s);
+  }
+}
+// `p` must have gone through geometry(p, ks, tile_bn(tile)).
+inline cudaError_t launch(const Params& p, int ks, TileKind tile, int n, cudaStream_t s) {
   switch (ks) {
-    case 3: return launch_config<3>(p, n, s);
-    case 5: return launch_config<5>(p, n, s);
-    case 7: return launch_config<7>(p, n, s);
-    case 11: return launch_config<11>(p, n, s);
+    case 3: return launch_tile<3>(p, tile, n, s);
+    case 5: return launch_tile<5>(p, tile, n, s);
+    case 7: return launch_tile<7>(p, tile, n, s);
+    case 11: return launch_tile<11>(p, tile, n, s);
     default: return cudaErrorInvalidValue;
   }
 }
@@ -245,7 +288,7 @@ inline uint32_t host_tf32_rna(uint32_t bits) {
   return (bits + 0x1000u) & 0xffffe000u;
 }
 inline void split_weights_host(const float* w, int cout, int cin, int ks, float* out) {
-  const size_t half = static_cast<size_t>(split_block_floats(ks)) / 2;
+  const size_t half = static_cast<size_t>(ks) * 128;
   for (int co = 0; co < cout; ++co)
     for (int ci = 0; ci < cin; ++ci)
       for (int k = 0; k < ks; ++k) {
