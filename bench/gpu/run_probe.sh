@@ -44,7 +44,7 @@ tests)
     | tee "$OUT/gpu_tests.log" | grep -E "^\[conv_tc\]|^\[  PASSED|^\[  FAILED|^\[  SKIPPED|FAILED|Failure|tests ran" ;;
 models)
   tar -C /tmp/tcrun -xJf "$PKG/libs.tar.xz"
-  timeout "${MODELS_TIMEOUT:-100}" python3 - "$PKG" <<'PY' 2>&1 | grep --line-buffered -v -i "deprecat\|torch.onnx.export\|warn" | tee "$OUT/models.log"
+  timeout "${MODELS_TIMEOUT:-110}" python3 - "$PKG" <<'PY' 2>&1 | grep --line-buffered -v -i "deprecat\|torch.onnx.export\|warn" | tee "$OUT/models.log"
 import json, os, sys
 pkg = sys.argv[1]
 sys.path[:0] = [pkg + "/tools", "bench/gpu"]
@@ -57,15 +57,21 @@ for name in os.environ.get("PRESETS", "seed,low,ljs").split(","):
     tc, _ = bench_gpu.lockstep(pkg + "/lockstep_bench", stem, 30)
     dnn, _ = bench_gpu.lockstep(pkg + "/lockstep_bench", stem, 30, {"LOCKSTEP_CUDA_CONV_TC": "0"})
     tc2, _ = bench_gpu.lockstep(pkg + "/lockstep_bench", stem, 30)
-    for label, r in (("tc", tc), ("cudnn", dnn), ("tc again", tc2)):
+    nofuse, _ = bench_gpu.lockstep(pkg + "/lockstep_bench", stem, 30, {"LOCKSTEP_CUDA_CONV_TC_FUSE": "0"})
+    for label, r in (("tc", tc), ("cudnn", dnn), ("tc again", tc2), ("tc, epilogue not fused", nofuse)):
         print(json.dumps(dict(preset=name, conv=label, **r)), flush=True)
-    rows.append((name, tc, dnn, tc2))
-print(f"\n| preset (T{frames}) | lockstep tc ms | rel L2 | lockstep cuDNN ms | rel L2 | cuDNN/tc | tc again ms |\n|---|---|---|---|---|---|---|")
-for name, tc, dnn, tc2 in rows:
+    rows.append((name, tc, dnn, tc2, nofuse))
+    for label, env in (("tc", {}), ("cudnn", {"LOCKSTEP_CUDA_CONV_TC": "0"})):
+        env["LOCKSTEP_CUDA_PROFILE"] = "1"
+        _, err = bench_gpu.lockstep(pkg + "/lockstep_bench", stem, 3, env)
+        with open(os.environ.get("OUT", "/tmp") + "/profile.log", "a") as f:
+            f.write(f"=== {name} T{frames} conv={label}\n{err}\n")
+print(f"\n| preset (T{frames}) | lockstep tc ms | rel L2 | lockstep cuDNN ms | rel L2 | cuDNN/tc | tc again ms | tc, epilogue unfused ms |\n|---|---|---|---|---|---|---|---|")
+for name, tc, dnn, tc2, nofuse in rows:
     g = lambda r, k, f: f.format(r[k]) if k in r else "n/a"
     ratio = "{:.2f}x".format(dnn["median_ms"] / tc["median_ms"]) if "median_ms" in tc and "median_ms" in dnn else "n/a"
     print(f"| {name} | {g(tc, 'median_ms', '{:.2f}')} | {g(tc, 'rel_l2', '{:.2e}')} | {g(dnn, 'median_ms', '{:.2f}')} | "
-          f"{g(dnn, 'rel_l2', '{:.2e}')} | {ratio} | {g(tc2, 'median_ms', '{:.2f}')} |")
+          f"{g(dnn, 'rel_l2', '{:.2e}')} | {ratio} | {g(tc2, 'median_ms', '{:.2f}')} | {g(nofuse, 'median_ms', '{:.2f}')} |")
 PY
   ;;
 esac; done
