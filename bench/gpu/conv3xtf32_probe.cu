@@ -237,7 +237,9 @@ int main(int argc, char** argv) {
       {192, 1024, 5, 1, "192ch T1024 k5 (flow WN)"},           {512, 8192, 3, 1, "512ch T8192 k3 d1 (wide)"},
       {256, 8192, 5, 2, "256ch T8192 k5 d2 (V3-type rb)"},     {64, 8192, 7, 1, "64ch T8192 k7 (small)"},
       {192, 1024, 5, 1, "192->384ch T1024 k5 (low/ljs flow WN)", 384}, {72, 1024, 5, 1, "72->144ch T1024 k5 (seed flow WN)", 144},
-      {32, 262144, 7, 12, "32ch T262144 k7 d12 (low rb)"}};
+      {32, 262144, 7, 12, "32ch T262144 k7 d12 (low rb)"},
+      {96, 1024, 1, 1, "96->192ch T1024 k1 (low/ljs flow pre)", 192}, {192, 1024, 1, 1, "192->96ch T1024 k1 (low/ljs flow post)", 96},
+      {64, 1024, 1, 1, "64->72ch T1024 k1 (seed flow pre)", 72}};
   cudnnHandle_t h;
   DK(cudnnCreate(&h));
   CK(tc::prepare(227 * 1024));
@@ -340,7 +342,7 @@ int main(int argc, char** argv) {
     tc::Params p{};
     p.x = x; p.wp = wp; p.bias = b; p.y = y;
     p.cin = cin; p.cout = cout; p.t_in = T; p.t_out = T; p.dil = d; p.pad = pad;
-    if (T % 4 == 0 && tc::supported_ks(ks)) {
+    if (T % 4 == 0 && tc::instantiated_ks(ks)) {
       auto run_fast = [&](auto launcher, const char* variant) {
         CK(cudaMemset(y, 0xff, ny * 4));
         if (!launcher()) { std::printf("| %s | %d | %s | n/a (shared memory) | | | | |\n", s.what, cin * ks, variant); return; }
@@ -355,7 +357,7 @@ int main(int argc, char** argv) {
         std::snprintf(v, sizeof v, "%s%s", variant, same ? "" : " NOT BITWISE REPEATABLE");
         row(v, ms, error(out, ref));
       };
-      const tc::TileKind chosen = tc::choose_tile(1, cout, T, prop.multiProcessorCount);
+      const tc::TileKind chosen = tc::choose_tile(1, cout, T, ks, prop.multiProcessorCount);
       const tc::TileKind tiles[] = {tc::TileKind::k64x128, tc::TileKind::k32x256, tc::TileKind::k64x64};
       for (tc::TileKind tile : tiles) {
         char name[96];

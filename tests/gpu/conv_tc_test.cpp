@@ -54,6 +54,7 @@ TEST(CudaConvTc, RoutesOnlyTheMeasuredShapes) {
       {1, 64, 64, 1026, 3, 1, 1, 1, true, nullptr},   // T_in % 4
       {1, 64, 64, 1024, 4, 1, 1, 2, true, nullptr},   // kernel 4
       {1, 64, 16, 1024, 3, 1, 1, 1, true, nullptr},   // C_out below 32
+      {1, 64, 64, 1024, 1, 1, 0, 0, true, nullptr},   // kernel 1: opt-in only (not measured)
       {1, 64, 64, 256, 3, 1, 1, 1, true, nullptr},    // N*T_out below 1024
   };
   for (const Case& c : no) {
@@ -79,12 +80,14 @@ TEST(CudaConvTc, MatchesFloat64Reference) {
       {1, 48, 64, 1024, 7, 3, 0, 0, true, "SAME_UPPER"},
       {1, 192, 192, 1024, 5, 1, 2, 2, true, nullptr},    // flow WN layer
       {1, 32, 192, 16384, 3, 1, 1, 1, true, nullptr},    // a grid for the 64x128 tile
+      {1, 32, 64, 16384, 5, 1, 2, 2, true, nullptr},     // 32x256 tile with C_out > 32
   };
   // The block tiles these cases take on an H200 (132 SMs): all three kinds are covered.
   using cuda::tc::TileKind;
-  EXPECT_EQ(cuda::tc::choose_tile(1, 64, 1024, 132), TileKind::k64x64);
-  EXPECT_EQ(cuda::tc::choose_tile(1, 32, 2048, 132), TileKind::k32x256);
-  EXPECT_EQ(cuda::tc::choose_tile(1, 192, 16384, 132), TileKind::k64x128);
+  EXPECT_EQ(cuda::tc::choose_tile(1, 64, 1024, 7, 132), TileKind::k64x64);
+  EXPECT_EQ(cuda::tc::choose_tile(1, 32, 2048, 11, 132), TileKind::k32x256);
+  EXPECT_EQ(cuda::tc::choose_tile(1, 192, 16384, 3, 132), TileKind::k64x128);
+  EXPECT_EQ(cuda::tc::choose_tile(1, 64, 16384, 5, 132), TileKind::k32x256);
   uint32_t seed = 10;
   for (const Case& c : cases) {
     std::vector<In> in;

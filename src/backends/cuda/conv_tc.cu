@@ -90,7 +90,11 @@ bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precis
   const std::vector<int64_t> dil = node.attrs.get_ints("dilations");
   const int64_t d = dil.empty() ? 1 : dil[0];
   if (wv.shape[1] != cin || yv.shape[1] != cout) return fail(why_not, "channel mismatch");
-  if (!tc::supported_ks(static_cast<int>(ks))) return fail(why_not, "kernel size not 3/5/7/11");
+  // Kernel size 1 is not measured yet (cuDNN's algo 1 takes 0.17-0.77 ms on the flow's 1x1 convs
+  // at T=1024 in the 2026-11-30 profile): LOCKSTEP_CUDA_CONV_TC_K1=1 opts in, for measuring.
+  const char* k1 = std::getenv("LOCKSTEP_CUDA_CONV_TC_K1");
+  const bool k1_ok = ks == 1 && k1 && std::strcmp(k1, "1") == 0;
+  if (!tc::supported_ks(static_cast<int>(ks)) && !k1_ok) return fail(why_not, "kernel size not 3/5/7/11");
   if (cin % tc::kChunk != 0 || t_in % 4 != 0) return fail(why_not, "C_in % 8 or T_in % 4 not 0");
   if (cin < kMinChannels || cout < kMinChannels || n * t_out < kMinSteps) return fail(why_not, "below the measured size range");
   if (d < 1 || (ks - 1) * d > 4096) return fail(why_not, "dilation out of range");
@@ -120,7 +124,7 @@ void record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   check_cuda(cudaGetDevice(&device), "current device", node.name);
   check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "shared memory limit", node.name);
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count", node.name);
-  const tc::TileKind tile = tc::choose_tile(n, cout, base.t_out, sms);
+  const tc::TileKind tile = tc::choose_tile(n, cout, base.t_out, ks, sms);
   tc::geometry(base, ks, tc::tile_bn(tile));
   const size_t smem = tc::smem_bytes(base, ks, tc::stages_for(ks), tc::tile_bm(tile));
   if (smem > static_cast<size_t>(optin))

@@ -65,28 +65,34 @@ inline void geometry(Params& p, int ks, int bn) {
 // Per kernel size: pipeline stages, min 256-thread blocks per SM (2 caps registers at 128),
 // tap-loop unroll. Chosen from the probe's sweep (bench/gpu/conv3xtf32_probe.cu).
 template <int KS> struct Config;
+template <> struct Config<1> { static constexpr int stages = 3, minb = 2, unroll = 1; };  // not yet measured
 template <> struct Config<3> { static constexpr int stages = 3, minb = 2, unroll = 3; };
 template <> struct Config<5> { static constexpr int stages = 3, minb = 2, unroll = 5; };
 template <> struct Config<7> { static constexpr int stages = 2, minb = 2, unroll = 1; };
 template <> struct Config<11> { static constexpr int stages = 2, minb = 2, unroll = 1; };
 inline int stages_for(int ks) {
-  return ks == 3 ? Config<3>::stages : ks == 5 ? Config<5>::stages : ks == 7 ? Config<7>::stages : Config<11>::stages;
+  return ks == 1 ? Config<1>::stages : ks == 3 ? Config<3>::stages : ks == 5 ? Config<5>::stages : ks == 7 ? Config<7>::stages : Config<11>::stages;
 }
 inline size_t smem_bytes(const Params& p, int ks, int stages, int bm) {
   return static_cast<size_t>(stages) * (kChunk * p.xw + 2 * ks * bm * kChunk) * sizeof(float);
 }
 inline int tile_bm(TileKind t) { return t == TileKind::k32x256 ? 32 : 64; }
 inline int tile_bn(TileKind t) { return t == TileKind::k32x256 ? 256 : t == TileKind::k64x64 ? 64 : 128; }
-// C_out <= 32: the 32-row tile (no idle half); a grid of the big tile under two blocks per SM:
-// the 4-warp 64x64 tile; else 64x128.
-inline TileKind choose_tile(int n, int cout, int t_out, int sms) {
+// From the H200 probe (2026-11-30, every tile on 17 shapes): C_out <= 32 takes the 32-row tile
+// (1.9-2.1x faster than 64x128 there); a 64x128 grid of at most half the SMs the 4-warp 64x64 tile
+// (1.2-1.25x faster; it loses 10-35% on grids of 128+ blocks); kernels of 5+ taps with C_out % 32 == 0
+// the 32x256 tile (3-5% faster); else 64x128.
+inline TileKind choose_tile(int n, int cout, int t_out, int ks, int sms) {
   if (cout <= 32) return TileKind::k32x256;
   const long blocks = static_cast<long>(n) * ((cout + 63) / 64) * ((t_out + 127) / 128);
-  return blocks < 2L * sms ? TileKind::k64x64 : TileKind::k64x128;
+  if (2 * blocks <= sms) return TileKind::k64x64;
+  return ks >= 5 && cout % 32 == 0 ? TileKind::k32x256 : TileKind::k64x128;
 }
 
 // The kernel sizes with an instantiation; others are not supported (conv_tc.cu checks first).
+// Kernel size 1 (the flow's 1x1 convs) is instantiated but not yet measured: opt-in only.
 inline bool supported_ks(int ks) { return ks == 3 || ks == 5 || ks == 7 || ks == 11; }
+inline bool instantiated_ks(int ks) { return ks == 1 || supported_ks(ks); }
 
 #ifdef __CUDACC__
 
@@ -253,7 +259,8 @@ cudaError_t prepare_ks(int bytes) {
 // Host, once before any launch (not during graph capture): opts every instantiation into
 // `bytes` of dynamic shared memory (the device's opt-in maximum; occupancy follows each launch).
 inline cudaError_t prepare(int bytes) {
-  cudaError_t e = prepare_ks<3>(bytes);
+  cudaError_t e = prepare_ks<1>(bytes);
+  if (e == cudaSuccess) e = prepare_ks<3>(bytes);
   if (e == cudaSuccess) e = prepare_ks<5>(bytes);
   if (e == cudaSuccess) e = prepare_ks<7>(bytes);
   if (e == cudaSuccess) e = prepare_ks<11>(bytes);
@@ -271,6 +278,7 @@ cudaError_t launch_tile(const Params& p, TileKind tile, int n, cudaStream_t s) {
 // `p` must have gone through geometry(p, ks, tile_bn(tile)).
 inline cudaError_t launch(const Params& p, int ks, TileKind tile, int n, cudaStream_t s) {
   switch (ks) {
+    case 1: return launch_tile<1>(p, tile, n, s);
     case 3: return launch_tile<3>(p, tile, n, s);
     case 5: return launch_tile<5>(p, tile, n, s);
     case 7: return launch_tile<7>(p, tile, n, s);
