@@ -3,6 +3,9 @@
 // GPU one, same bits on every run and in safe mode. Skips the device parts without a CUDA device.
 #include <gtest/gtest.h>
 
+// The tensor-core path's internals need the CUDA headers: a CPU-only build compiles this file empty.
+#ifdef LOCKSTEP_HAVE_CUDA
+
 #include "backends/cuda/conv_tc.h"
 #include "backends/cuda/conv_tc_kernel.h"
 #include "gpu/gpu_test_util.h"
@@ -143,3 +146,5 @@ TEST(CudaConvTc, FusedResidualAndLeakyReluSameBitsAsEpilogueKernel) {
 
 }  // namespace
 }  // namespace lockstep::gpu_test
+
+#endif  // LOCKSTEP_HAVE_CUDA
