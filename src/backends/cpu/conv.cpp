@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backends/cpu/conv_transpose.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/layout.h"
@@ -399,6 +400,7 @@ bool conv_can_write_nwc(const ir::Graph& graph, const ir::Node& node) {
 KernelPtr make_conv_kernel(CompileContext& ctx, const ir::Node& node) {
   if (node.inputs.size() < 2 || node.inputs[0] == ir::kNoValue || node.inputs[1] == ir::kNoValue)
     throw Error(ErrorCode::InvalidModel, "cpu: Conv needs data and weights", node.name, ir::op_name(node.op));
+  if (KernelPtr polyphase = make_polyphase_conv_transpose(ctx, node)) return polyphase;
   return std::make_unique<ConvKernel>(ctx, node);
 }
 
