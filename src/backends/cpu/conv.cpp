@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backends/cpu/conv_narrow.h"
 #include "backends/cpu/conv_transpose.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/kernel.h"
@@ -401,6 +402,7 @@ KernelPtr make_conv_kernel(CompileContext& ctx, const ir::Node& node) {
   if (node.inputs.size() < 2 || node.inputs[0] == ir::kNoValue || node.inputs[1] == ir::kNoValue)
     throw Error(ErrorCode::InvalidModel, "cpu: Conv needs data and weights", node.name, ir::op_name(node.op));
   if (KernelPtr polyphase = make_polyphase_conv_transpose(ctx, node)) return polyphase;
+  if (KernelPtr narrow = make_narrow_conv(ctx, node)) return narrow;
   return std::make_unique<ConvKernel>(ctx, node);
 }
 

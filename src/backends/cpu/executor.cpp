@@ -118,8 +118,10 @@ class CpuExecutable final : public Executable {
         const auto t0 = std::chrono::steady_clock::now();
         kernels_[n]->run();
         const ir::Node& node = graph_.nodes[n];
-        profile_.add(std::string(ir::op_name(node.op)) + (node.epilogue.empty() ? "" : "+epilogue"),
-                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        std::string key = std::string(ir::op_name(node.op)) + (node.epilogue.empty() ? "" : "+epilogue");
+        if (profile_.by_shape() && !node.outputs.empty() && node.outputs[0] != ir::kNoValue)
+          key += " " + shape_str(graph_.value(node.outputs[0]).shape) + (is_nwc(node.outputs[0]) ? " nwc" : "");
+        profile_.add(key, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       } else {
         kernels_[n]->run();
       }

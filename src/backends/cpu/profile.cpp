@@ -35,6 +35,7 @@ void Profile::end_run() {
 Profile::Profile() {
   const char* env = std::getenv("LOCKSTEP_CPU_PROFILE");
   enabled_ = env && *env && std::string(env) != "0";
+  by_shape_ = enabled_ && std::string(env) == "shape";
 }
 
 Profile::~Profile() {
@@ -50,9 +51,9 @@ Profile::~Profile() {
                compile_ms_, total / static_cast<double>(runs_));
   std::fprintf(stderr, "  process CPU time per run: mean %.3f ms, min %.3f ms\n", cpu_total_ / static_cast<double>(runs_),
                cpu_min_);
-  std::fprintf(stderr, "  %-28s %10s %7s %8s\n", "family", "ms/run", "share", "calls/run");
+  std::fprintf(stderr, "  %-32s %10s %7s %8s\n", "family", "ms/run", "share", "calls/run");
   for (const auto& [name, e] : rows)
-    std::fprintf(stderr, "  %-28s %10.3f %6.1f%% %8.1f\n", name.c_str(), e.ms / static_cast<double>(runs_),
+    std::fprintf(stderr, "  %-32s %10.3f %6.1f%% %8.1f\n", name.c_str(), e.ms / static_cast<double>(runs_),
                  total > 0 ? 100.0 * e.ms / total : 0.0, static_cast<double>(e.calls) / static_cast<double>(runs_));
 }
 

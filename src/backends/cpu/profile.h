@@ -20,6 +20,8 @@ class Profile {
   Profile();
   ~Profile();
   bool enabled() const { return enabled_; }
+  // LOCKSTEP_CPU_PROFILE=shape: one row per op, output shape and layout instead of per op.
+  bool by_shape() const { return by_shape_; }
   // Starts a run; returns whether this run is recorded.
   bool begin_run();
   bool recording() const { return enabled_ && seen_ > 1; }
@@ -39,7 +41,7 @@ class Profile {
     double ms = 0;
     long calls = 0;
   };
-  bool enabled_ = false;
+  bool enabled_ = false, by_shape_ = false;
   long runs_ = 0, seen_ = 0;
   double compile_ms_ = 0;
   std::map<std::string, Entry> totals_;
