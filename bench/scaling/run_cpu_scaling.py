@@ -9,7 +9,7 @@ Models are exported once into --work (reused when present) by export.py, with a 
 torch (found automatically: this one, else /usr/bin/python3). Configurations run smallest first;
 one whose single run is predicted (linearly in frames x batch from the largest one measured)
 to exceed --max-run-s is skipped and listed as such."""
-import argparse, json, os, shutil, statistics, subprocess, sys, tempfile
+import argparse, json, os, resource, shutil, statistics, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -18,6 +18,18 @@ import rows as R  # noqa: E402
 
 RUNS_BUDGET_MS = 3000  # timed runs per process aim at about this much time, within [MIN_RUNS, MAX_RUNS]
 MIN_RUNS, MAX_RUNS = 2, 10
+
+
+def memory_cap(gib):
+    """preexec_fn: cap the child's address space, so a runaway allocation fails in that process
+    (bad_alloc, reported) instead of pushing the shared machine into the OOM killer."""
+    limit = int(gib * (1 << 30))
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def failure(p):
+    why = (p.stderr or p.stdout).strip()[-300:]
+    return f"exit {p.returncode}" + (f" (signal {-p.returncode})" if p.returncode < 0 else "") + (": " + why if why else "")
 
 
 def python_with(module, candidates):
@@ -43,9 +55,9 @@ def run_lockstep(a, stem, runs, timeout):
     cmd = [os.path.join(a.build, "lockstep_bench"), stem + ".onnx", "--backend", "cpu", "--threads", str(a.threads),
            "--runs", str(runs), "--warmup", "1", "--inputs", stem + ".z_p.npy", stem + ".y_mask.npy",
            "--ref", stem + ".ref64.npy"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, preexec_fn=memory_cap(a.max_mem_gib))
     if p.returncode != 0:
-        raise RuntimeError((p.stderr or p.stdout).strip()[-400:])
+        raise RuntimeError(failure(p))
     j = json.loads(p.stdout.strip().splitlines()[-1])
     return j["median_ms"], j["rel_l2"], j["compile_ms"]
 
@@ -55,9 +67,9 @@ def run_ort(a, py, stem, runs, timeout):
     with tempfile.TemporaryDirectory() as out:
         p = subprocess.run([py, os.path.join(a.tools, "ort_run.py"), stem + ".onnx", out, str(a.threads),
                             stem + ".z_p.npy", stem + ".y_mask.npy", "--runs", str(runs)],
-                           capture_output=True, text=True, timeout=timeout)
+                           capture_output=True, text=True, timeout=timeout, preexec_fn=memory_cap(a.max_mem_gib))
         if p.returncode != 0:
-            raise RuntimeError((p.stderr or p.stdout).strip()[-400:])
+            raise RuntimeError(failure(p))
         j = json.loads(p.stdout.strip().splitlines()[-1])
         out_file = os.path.join(out, sorted(os.listdir(out))[0])
         return j["median_ms"], R.rel_l2(np.load(out_file), np.load(stem + ".ref64.npy")), j["load_ms"]
@@ -82,6 +94,8 @@ def main():
     ap.add_argument("--batches", default=",".join(map(str, R.DEFAULT_BATCHES)))
     ap.add_argument("--batch-frames", type=int, default=R.BATCH_FRAMES)
     ap.add_argument("--max-run-s", type=float, default=5.0, help="skip configs predicted to run longer (one run)")
+    ap.add_argument("--max-mem-gib", type=float, default=0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 30),
+                    help="address-space cap of each timed process (default: half the RAM)")
     ap.add_argument("--tools", default=os.path.join(ROOT, "..", "shared", "tools"))
     ap.add_argument("--work", default="/tmp/lockstep_scaling", help="exported models (kept, reused)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"), help="cpu_scaling.jsonl/.md and plots")
@@ -105,14 +119,17 @@ def main():
     all_rows = []
     for preset in a.presets.split(","):
         history = {"lockstep-cpu": [], "ort-cpu": []}
+        failed_at = {}  # runtime -> smallest work that failed: larger configs are not tried
         for frames, batch in cfgs:
             base = dict(machine="cpu", preset=preset, frames=frames, batch=batch, threads=a.threads)
             work = frames * batch
             preds = {rt: predicted_ms(h, work) for rt, h in history.items()}
-            too_long = {rt: p for rt, p in preds.items() if p is not None and p > 1e3 * a.max_run_s}
+            too_long = {rt: f"predicted {p / 1e3:.1f} s per run > {a.max_run_s:g} s"
+                        for rt, p in preds.items() if p is not None and p > 1e3 * a.max_run_s}
+            too_long.update({rt: f"failed at a smaller frames x batch ({w})" for rt, w in failed_at.items() if work >= w})
             if len(too_long) == len(history):
-                for rt, p in too_long.items():
-                    row = dict(base, runtime=rt, skipped=f"predicted {p / 1e3:.1f} s per run > {a.max_run_s:g} s")
+                for rt, why in too_long.items():
+                    row = dict(base, runtime=rt, skipped=why)
                     R.append_row(jsonl, row); all_rows.append(row)
                 continue
             try:
@@ -135,13 +152,14 @@ def main():
                     try:
                         results[rt].append(fn(runs[rt], timeout[rt]))
                     except Exception as e:
-                        errors[rt] = str(e)[-300:]
+                        errors[rt] = str(e)[:400]
             for rt in history:
                 row = dict(base, runtime=rt, runs=runs[rt], rounds=a.rounds)
                 if rt in too_long:
-                    row["skipped"] = f"predicted {too_long[rt] / 1e3:.1f} s per run > {a.max_run_s:g} s"
+                    row["skipped"] = too_long[rt]
                 elif rt in errors:
                     row["error"] = errors[rt]
+                    failed_at[rt] = min(failed_at.get(rt, work), work)
                 else:
                     ms = statistics.median(r[0] for r in results[rt])
                     row.update(ms=ms, rel_l2=results[rt][-1][1])
