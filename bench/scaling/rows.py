@@ -49,7 +49,7 @@ def markdown(rows, lockstep, peer, title):
     """One table row per (preset, frames, batch): both runtimes' ms and rel L2, the ratio
     peer/lockstep (> 1: lockstep faster) and lockstep's microseconds per frame of one batch row."""
     fmt = lambda r, k, f: f.format(r[k]) if r and r.get(k) is not None else (
-        "skipped" if r and r.get("skipped") else ("error" if r and r.get("error") else "n/a"))
+        "skipped" if r and r.get("skipped") else ("error" if r and "error" in r else "n/a"))
     keys = sorted({(r["preset"], r["frames"], r["batch"]) for r in rows},
                   key=lambda k: (k[0], k[2] != 1, k[2], k[1]))
     lines = [title, "",
@@ -65,9 +65,10 @@ def markdown(rows, lockstep, peer, title):
         lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {fmt(ls, 'ms', '{:.2f}')} | {fmt(ls, 'rel_l2', '{:.2e}')} | "
                      f"{fmt(pr, 'ms', '{:.2f}')} | {fmt(pr, 'rel_l2', '{:.2e}')} | {ratio} | {per} | "
                      f"{fmt(ls, 'compile_ms', '{:.0f}')} |")
+    lines += [""] + growth(rows, [lockstep, peer])
     notes = [f"- {r['preset']} T{r['frames']} B{r['batch']} {r['runtime']}: "
              + (f"skipped ({r['skipped']})" if r.get("skipped") else f"error: {r['error']}")
-             for r in rows if r.get("skipped") or r.get("error")]
+             for r in rows if r.get("skipped") or "error" in r]
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 
 
@@ -76,3 +77,31 @@ def write_text(path, text):
     with open(tmp, "w") as f:
         f.write(text)
     os.replace(tmp, path)
+
+
+def growth(rows, runtimes, min_frames=BATCH_FRAMES):
+    """Per preset and runtime: the log-log slope of time against frames (batch 1, frames >=
+    min_frames; 1 = linear) and the batch cost ms(B) / (B x ms(1)) at BATCH_FRAMES (< 1: batching pays)."""
+    import math
+    out = []
+    for preset in sorted({r["preset"] for r in rows}):
+        parts = []
+        for rt in runtimes:
+            ms = {(r["frames"], r["batch"]): r["ms"] for r in rows
+                  if r["preset"] == preset and r["runtime"] == rt and r.get("ms")}
+            pts = sorted((t, m) for (t, b), m in ms.items() if b == 1 and t >= min_frames)
+            txt = f"{rt}: "
+            if len(pts) >= 2:
+                xs, ys = [math.log(t) for t, _ in pts], [math.log(m) for _, m in pts]
+                mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+                slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+                txt += f"slope {slope:.2f} over frames {pts[0][0]}..{pts[-1][0]}"
+            else:
+                txt += "slope n/a"
+            one = ms.get((BATCH_FRAMES, 1))
+            bs = sorted((b, m) for (t, b), m in ms.items() if t == BATCH_FRAMES and b > 1)
+            if one and bs:
+                txt += ", batch cost " + ", ".join(f"B{b} {m / (b * one):.2f}" for b, m in bs)
+            parts.append(txt)
+        out.append(f"- {preset}: " + "; ".join(parts))
+    return out
