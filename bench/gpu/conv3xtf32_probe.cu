@@ -239,7 +239,9 @@ int main(int argc, char** argv) {
       {192, 1024, 5, 1, "192->384ch T1024 k5 (low/ljs flow WN)", 384}, {72, 1024, 5, 1, "72->144ch T1024 k5 (seed flow WN)", 144},
       {32, 262144, 7, 12, "32ch T262144 k7 d12 (low rb)"},
       {96, 1024, 1, 1, "96->192ch T1024 k1 (low/ljs flow pre)", 192}, {192, 1024, 1, 1, "192->96ch T1024 k1 (low/ljs flow post)", 96},
-      {64, 1024, 1, 1, "64->72ch T1024 k1 (seed flow pre)", 72}};
+      {64, 1024, 1, 1, "64->72ch T1024 k1 (seed flow pre)", 72},
+      {8, 262144, 3, 1, "8ch T262144 k3 d1 (seed rb, C < 32)"}, {8, 262144, 11, 5, "8ch T262144 k11 d5 (seed rb, C < 32)"},
+      {16, 131072, 7, 3, "16ch T131072 k7 d3 (seed rb, C < 32)"}, {8, 262144, 7, 1, "8->1ch T262144 k7 (seed conv_post)", 1}};
   cudnnHandle_t h;
   DK(cudnnCreate(&h));
   CK(tc::prepare(227 * 1024));

@@ -7,7 +7,8 @@
 #   STEPS (default "probe tests models"): probe = the kernel table (variant x shape: ms, TFLOP/s,
 #   rel L2 vs float64, cuDNN FMA beside it); tests = lockstep_gpu_tests (GTEST_FILTER);
 #   models = seed/low/ljs decoders at FRAMES (1024), exported as bench_gpu.py does, lockstep cuda
-#   with the tensor-core Conv and with LOCKSTEP_CUDA_CONV_TC=0 (cuDNN), rel L2 vs float64.
+#   with the tensor-core Conv, with LOCKSTEP_CUDA_CONV_TC=0 (cuDNN) and with the opt-in paths
+#   (MODEL_VARIANTS=tc,cudnn,... picks), rel L2 vs float64; profile of the last variant.
 # Logs go to $OUT.
 set -uo pipefail
 PKG=${PKG:-build-tc/pkg}
@@ -16,7 +17,9 @@ if [ "${1:-}" = pack ]; then
   cmake -S . -B build-tc/cuda -G Ninja -DLOCKSTEP_CUDA=ON >/dev/null
   ninja -C build-tc/cuda -j2 lockstep_bench tests/lockstep_gpu_tests
   rm -rf "$PKG" && mkdir -p "$PKG/libs" "$PKG/tools" "$PKG/models"
-  nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 bench/gpu/conv3xtf32_probe.cu -lcudnn -o "$PKG/conv3xtf32_probe"
+  nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 bench/gpu/conv3xtf32_probe.cu -lcudnn -o "$PKG/conv3xtf32_probe" \
+    -Xptxas -v 2> build-tc/ptxas.log  # registers and spills per instantiation
+  grep -B1 "spill stores" build-tc/ptxas.log | grep -A1 "conv1d_3xtf32" | grep -E "^ptxas info    : Compiling|spill" | paste - - | grep -v " 0 bytes spill stores" || true
   for f in build-tc/cuda/lockstep_bench build-tc/cuda/tests/lockstep_gpu_tests; do strip -o "$PKG/$(basename "$f")" "$f"; done
   for lib in libdnnl.so.2 libgomp.so.1 libOpenCL.so.1 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libblas.so.3; do
     p=$(ldd "$PKG/lockstep_bench" | awk -v l="$lib" '$1==l {print $3}'); [ -n "$p" ] && cp -L "$p" "$PKG/libs/" || true
@@ -54,24 +57,32 @@ os.makedirs("/tmp/tcrun/work", exist_ok=True)
 rows = []
 for name in os.environ.get("PRESETS", "seed,low,ljs").split(","):
     stem = bench_gpu.export(name, frames, "/tmp/tcrun/work", vits_export)
-    tc, _ = bench_gpu.lockstep(pkg + "/lockstep_bench", stem, 30)
-    dnn, _ = bench_gpu.lockstep(pkg + "/lockstep_bench", stem, 30, {"LOCKSTEP_CUDA_CONV_TC": "0"})
-    tc2, _ = bench_gpu.lockstep(pkg + "/lockstep_bench", stem, 30)
-    nofuse, _ = bench_gpu.lockstep(pkg + "/lockstep_bench", stem, 30, {"LOCKSTEP_CUDA_CONV_TC_FUSE": "0"})
-    for label, r in (("tc", tc), ("cudnn", dnn), ("tc again", tc2), ("tc, epilogue not fused", nofuse)):
-        print(json.dumps(dict(preset=name, conv=label, **r)), flush=True)
-    rows.append((name, tc, dnn, tc2, nofuse))
-    for label, env in (("tc", {}), ("cudnn", {"LOCKSTEP_CUDA_CONV_TC": "0"})):
-        env["LOCKSTEP_CUDA_PROFILE"] = "1"
+    # Variants: default routing, cuDNN only, and the opt-in tensor-core paths (kernel 1, C < 32).
+    variants = [("tc", {}), ("cudnn", {"LOCKSTEP_CUDA_CONV_TC": "0"}), ("tc+k1", {"LOCKSTEP_CUDA_CONV_TC_K1": "1"}),
+                ("tc+small", {"LOCKSTEP_CUDA_CONV_TC_SMALL": "1"}),
+                ("tc+k1+small", {"LOCKSTEP_CUDA_CONV_TC_K1": "1", "LOCKSTEP_CUDA_CONV_TC_SMALL": "1"})]
+    if os.environ.get("MODEL_VARIANTS"):
+        keep = os.environ["MODEL_VARIANTS"].split(",")
+        variants = [v for v in variants if v[0] in keep]
+    res = {}
+    for label, env in variants:
+        res[label], _ = bench_gpu.lockstep(pkg + "/lockstep_bench", stem, 30, dict(env))
+        print(json.dumps(dict(preset=name, conv=label, **res[label])), flush=True)
+    rows.append((name, res))
+    for label, env in variants[-1:]:
+        env = dict(env, LOCKSTEP_CUDA_PROFILE="1")
         _, err = bench_gpu.lockstep(pkg + "/lockstep_bench", stem, 3, env)
         with open(os.environ.get("OUT", "/tmp") + "/profile.log", "a") as f:
             f.write(f"=== {name} T{frames} conv={label}\n{err}\n")
-print(f"\n| preset (T{frames}) | lockstep tc ms | rel L2 | lockstep cuDNN ms | rel L2 | cuDNN/tc | tc again ms | tc, epilogue unfused ms |\n|---|---|---|---|---|---|---|---|")
-for name, tc, dnn, tc2, nofuse in rows:
-    g = lambda r, k, f: f.format(r[k]) if k in r else "n/a"
-    ratio = "{:.2f}x".format(dnn["median_ms"] / tc["median_ms"]) if "median_ms" in tc and "median_ms" in dnn else "n/a"
-    print(f"| {name} | {g(tc, 'median_ms', '{:.2f}')} | {g(tc, 'rel_l2', '{:.2e}')} | {g(dnn, 'median_ms', '{:.2f}')} | "
-          f"{g(dnn, 'rel_l2', '{:.2e}')} | {ratio} | {g(tc2, 'median_ms', '{:.2f}')} | {g(nofuse, 'median_ms', '{:.2f}')} |")
+labels = [v[0] for v in variants]
+print(f"\n| preset (T{frames}) | " + " | ".join(f"{l} ms | rel L2" for l in labels) + " |")
+print("|---|" + "---|---|" * len(labels))
+for name, res in rows:
+    cells = []
+    for l in labels:
+        r = res[l]
+        cells.append(f"{r['median_ms']:.2f} | {r['rel_l2']:.2e}" if "median_ms" in r else f"n/a ({r.get('error', '')[-60:]!r}) | n/a")
+    print(f"| {name} | " + " | ".join(cells) + " |")
 PY
   ;;
 esac; done

@@ -10,6 +10,10 @@
 #include "backends/cuda/conv_tc_kernel.h"
 #include "gpu/gpu_test_util.h"
 
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
 namespace lockstep::gpu_test {
 namespace {
 
@@ -142,6 +146,90 @@ TEST(CudaConvTc, FusedResidualAndLeakyReluSameBitsAsEpilogueKernel) {
   unsetenv("LOCKSTEP_CUDA_CONV_TC_FUSE");
   EXPECT_TRUE(same_bits(got[0], separate->run(inputs)[0])) << "fused epilogue changed the bits";
   expect_cuda_matches_reference(g, inputs, int64_t{c.cin} * c.k, describe(c) + " + residual + LeakyRelu");
+}
+
+// An infinite activation: the float64 reference gives +-inf (sign of the tap's weight) at every
+// output it reaches and NaN where a NaN input reaches; the small products (lo = inf - inf, al*inf
+// of either sign) must not turn that inf into NaN. Other outputs stay at the accuracy bar.
+TEST(CudaConvTc, InfiniteAndNanActivationsMatchFloat64Reference) {
+  LOCKSTEP_REQUIRE_GPU();
+  const Case c{1, 64, 64, 1024, 7, 1, 3, 3, true, nullptr};
+  std::vector<In> in;
+  ir::Graph g = conv_graph(c, 91, in);
+  auto exe = cuda::backend().compile(g, Options{});
+  std::vector<Tensor> inputs = runtime_inputs(in);
+  Tensor x = inputs[0].clone();
+  float* xp = x.data<float>();
+  // Far apart (> k taps) so no output sees two of them: +inf, -inf, NaN.
+  xp[3 * 1024 + 100] = std::numeric_limits<float>::infinity();
+  xp[40 * 1024 + 500] = -std::numeric_limits<float>::infinity();
+  xp[9 * 1024 + 900] = std::numeric_limits<float>::quiet_NaN();
+  inputs[0] = x;
+  const Tensor got = exe->run(inputs)[0];
+  const Tensor want = reference::evaluate(g, inputs)[0];
+  int64_t infs = 0, nans = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double w = want.element_as_double(i), v = got.element_as_double(i);
+    if (std::isinf(w)) {
+      ++infs;
+      EXPECT_EQ(v, w) << "output " << i << ": float64 gives " << w;
+    } else if (std::isnan(w)) {
+      ++nans;
+      EXPECT_TRUE(std::isnan(v)) << "output " << i << ": float64 gives NaN, got " << v;
+    }
+  }
+  EXPECT_EQ(infs, 2 * 64 * c.k);  // every output channel, k outputs per infinite input
+  EXPECT_EQ(nans, 64 * c.k);
+  const cpu_test::Diff d = cpu_test::diff(got, want);
+  EXPECT_TRUE(d.finite);
+  EXPECT_LE(d.rel_l2, kTcRelL2);
+  std::printf("[conv_tc] %s with +inf, -inf, NaN inputs: %lld inf and %lld NaN outputs as float64, rel L2 %.3g elsewhere\n",
+              describe(c).c_str(), static_cast<long long>(infs), static_cast<long long>(nans), d.rel_l2);
+}
+
+TEST(CudaConvTc, NonFiniteWeightsStayOnCudnn) {
+  std::vector<In> in;
+  ir::Graph g = conv_graph({1, 64, 64, 1024, 3, 1, 1, 1, true, nullptr}, 93, in);
+  Tensor w = g.value(g.nodes[0].inputs[1]).constant.clone();
+  w.data<float>()[17] = std::numeric_limits<float>::infinity();
+  g.value(g.nodes[0].inputs[1]).constant = w;
+  std::string why;
+  EXPECT_FALSE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32, &why));
+  EXPECT_EQ(why, "non-finite weights");
+}
+
+// Opt-in paths (kernel size 1: the flow's 1x1 convs; C < 32: the decoder's last stages and
+// conv_post), same accuracy bar and same bits on a second run.
+TEST(CudaConvTc, OptInKernel1AndSmallChannelsMatchFloat64Reference) {
+  LOCKSTEP_REQUIRE_GPU();
+  const Case cases[] = {
+      {1, 96, 192, 1024, 1, 1, 0, 0, true, nullptr},      // flow pre 1x1
+      {1, 192, 96, 1024, 1, 1, 0, 0, false, nullptr},     // flow post 1x1
+      {1, 8, 8, 65536, 7, 3, 9, 9, true, nullptr},        // seed decoder's 8-channel resblock
+      {1, 16, 16, 32768, 11, 5, 25, 25, true, nullptr},   // 16-channel, k11 d5
+      {2, 8, 1, 8192, 7, 1, 3, 3, true, nullptr},         // conv_post 8 -> 1, batch 2
+  };
+  setenv("LOCKSTEP_CUDA_CONV_TC_K1", "1", 1);
+  setenv("LOCKSTEP_CUDA_CONV_TC_SMALL", "1", 1);
+  uint32_t seed = 300;
+  for (const Case& c : cases) {
+    std::vector<In> in;
+    ir::Graph g = conv_graph(c, seed += 10, in);
+    std::string why;
+    EXPECT_TRUE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32, &why)) << describe(c) << ": " << why;
+    const int before = cuda::conv_tc_recorded_count();
+    auto exe = cuda::backend().compile(g, Options{});
+    EXPECT_EQ(cuda::conv_tc_recorded_count(), before + 1) << describe(c) << " did not take the tensor-core path";
+    const std::vector<Tensor> inputs = runtime_inputs(in);
+    const Tensor got = exe->run(inputs)[0];
+    const cpu_test::Diff d = cpu_test::diff(got, reference::evaluate(g, inputs)[0]);
+    EXPECT_TRUE(d.finite) << describe(c);
+    EXPECT_LE(d.rel_l2, kTcRelL2) << describe(c);
+    std::printf("[conv_tc] opt-in %s -> %d: rel L2 %.3g vs float64\n", describe(c).c_str(), c.cout, d.rel_l2);
+    EXPECT_TRUE(same_bits(got, exe->run(inputs)[0])) << describe(c) << ": a second run changed the bits";
+  }
+  unsetenv("LOCKSTEP_CUDA_CONV_TC_K1");
+  unsetenv("LOCKSTEP_CUDA_CONV_TC_SMALL");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "backends/cuda/conv_tc.h"
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -16,6 +17,14 @@ namespace {
 // Measured range (H200, probe 2026-11-30): channels 32..512, 1024..262144 steps.
 constexpr int64_t kMinChannels = 32;
 constexpr int64_t kMinSteps = 1024;
+// Opt-in (LOCKSTEP_CUDA_CONV_TC_SMALL=1, being measured): the decoder's 8/16-channel convs and
+// 1-channel conv_post, where cuDNN's FMA algorithm took up to 1.24 ms (seed, T=262144).
+constexpr int64_t kMinChannelsSmall = 8;
+
+bool env_is(const char* name, const char* value) {
+  const char* env = std::getenv(name);
+  return env && std::strcmp(env, value) == 0;
+}
 
 std::atomic<int> recorded{0};
 
@@ -92,16 +101,23 @@ bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precis
   if (wv.shape[1] != cin || yv.shape[1] != cout) return fail(why_not, "channel mismatch");
   // Kernel size 1 is not measured yet (cuDNN's algo 1 takes 0.17-0.77 ms on the flow's 1x1 convs
   // at T=1024 in the 2026-11-30 profile): LOCKSTEP_CUDA_CONV_TC_K1=1 opts in, for measuring.
-  const char* k1 = std::getenv("LOCKSTEP_CUDA_CONV_TC_K1");
-  const bool k1_ok = ks == 1 && k1 && std::strcmp(k1, "1") == 0;
+  const bool k1_ok = ks == 1 && env_is("LOCKSTEP_CUDA_CONV_TC_K1", "1");
   if (!tc::supported_ks(static_cast<int>(ks)) && !k1_ok) return fail(why_not, "kernel size not 3/5/7/11");
   if (cin % tc::kChunk != 0 || t_in % 4 != 0) return fail(why_not, "C_in % 8 or T_in % 4 not 0");
-  if (cin < kMinChannels || cout < kMinChannels || n * t_out < kMinSteps) return fail(why_not, "below the measured size range");
+  const bool small_ok = env_is("LOCKSTEP_CUDA_CONV_TC_SMALL", "1");
+  const int64_t min_cin = small_ok ? kMinChannelsSmall : kMinChannels, min_cout = small_ok ? 1 : kMinChannels;
+  if (cin < min_cin || cout < min_cout || n * t_out < kMinSteps) return fail(why_not, "below the measured size range");
   if (d < 1 || (ks - 1) * d > 4096) return fail(why_not, "dilation out of range");
   const int64_t pb = pad_begin(node, t_in, t_out, (ks - 1) * d + 1);
   if (pb < 0 || pb > (ks - 1) * d) return fail(why_not, "pad outside [0, (k-1)*d]");
   if (cin * t_in >= (int64_t{1} << 31) || cout * t_out >= (int64_t{1} << 31) || n > 65535)
     return fail(why_not, "too large for 32-bit indices");
+  // The weight split keeps an infinite weight whole in hi with lo = 0, and ah*bl = inf*0 would be
+  // NaN where float64 gives +-inf: non-finite weights stay on cuDNN.
+  const Tensor wf = wv.constant.dtype() == DType::Float32 ? wv.constant : wv.constant.to(DType::Float32);
+  const float* w = wf.data<float>();
+  for (int64_t i = 0; i < wf.numel(); ++i)
+    if (!std::isfinite(w[i])) return fail(why_not, "non-finite weights");
   return true;
 }
 

@@ -9,6 +9,7 @@
 // small products (2^-11 of the result) keep their own tensor-core accumulator. Measured on an
 // H200: rel L2 1.4e-7..2.7e-7 against float64, below cuDNN FMA's 3.5e-7..1.1e-6 on the same shapes.
 // Fixed reduction order, no atomics: the same inputs give the same bits (whatever the tile).
+// Infinite activations give the float64 reference's +-inf, not NaN (see the final merge).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -27,6 +28,9 @@ enum class TileKind : int { k64x128 = 0, k32x256 = 1, k64x64 = 2 };
 template <int WM, int WN>
 struct Tile {
   static constexpr int bm = 32 * WM, bn = 32 * WN, threads = 32 * WM * WN, mbs = bm / 16;
+  // 4-warp 64x64 blocks run only on grids of at most half the SMs (choose_tile): one block per SM,
+  // so no register cap (it spilled 44-144 bytes under the 128 cap of 4 blocks per SM).
+  static constexpr int minb_cap = threads == 128 ? 1 : 0;  // 0: MINB 256-thread blocks' worth
 };
 
 struct Params {
@@ -125,7 +129,7 @@ __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0
 // zero fill outside [0, t_in): t_in % 4 == 0 makes every granule all-in or all-out), with the
 // chunk's split weights beside them ([mb][hl][k][lane][4], as in global memory). grid (t, cout, n).
 template <int KS, int STAGES, int MINB, int UNROLL, int WM, int WN>
-__global__ void __launch_bounds__(Tile<WM, WN>::threads, MINB * 256 / Tile<WM, WN>::threads) conv1d_3xtf32(Params p) {
+__global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap ? Tile<WM, WN>::minb_cap : MINB * 256 / Tile<WM, WN>::threads) conv1d_3xtf32(Params p) {
   using T = Tile<WM, WN>;
   extern __shared__ __align__(16) float tc_smem[];
   constexpr int WSTAGE = 2 * KS * T::mbs * 128;  // weight floats per stage
@@ -204,7 +208,14 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, MINB * 256 / Tile<WM, W
 #pragma unroll
     for (int ni = 0; ni < 4; ++ni)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) acc[mi][ni][e] += small[mi][ni][e];  // small's registers free for the store
+      for (int e = 0; e < 4; ++e) {
+        // An infinite activation x (or a finite one that rounds to inf) makes ah*bh = +-inf, the
+        // float64 result, in acc, but lo = x - hi = NaN and al*inf of either sign (NaN when al = 0)
+        // in small: an infinite acc is the result. A NaN acc stays NaN; a finite acc has finite
+        // parts, so small is finite. Costs nothing in the loop (no extra registers).
+        const float a = acc[mi][ni][e];
+        acc[mi][ni][e] = isinf(a) ? a : a + small[mi][ni][e];  // small's registers free for the store
+      }
   const size_t out_base = static_cast<size_t>(blockIdx.z) * p.cout * p.t_out;
   float* y = p.y + out_base;
   const float* z = p.z ? p.z + out_base : nullptr;
