@@ -60,14 +60,20 @@ TEST(CudaConvTc, RoutesOnlyTheMeasuredShapes) {
       {1, 60, 64, 1024, 3, 1, 1, 1, true, nullptr},   // C_in % 8
       {1, 64, 64, 1026, 3, 1, 1, 1, true, nullptr},   // T_in % 4
       {1, 64, 64, 1024, 4, 1, 1, 2, true, nullptr},   // kernel 4
-      {1, 64, 16, 1024, 3, 1, 1, 1, true, nullptr},   // C_out below 32
-      {1, 64, 64, 1024, 1, 1, 0, 0, true, nullptr},   // kernel 1: opt-in only (not measured)
+      {1, 8, 16, 1020, 3, 1, 1, 1, true, nullptr},    // T_in % 4 with small channels
+      {1, 64, 64, 1024, 1, 1, 0, 0, true, nullptr},   // kernel 1: opt-in only (mixed at model level)
       {1, 64, 64, 256, 3, 1, 1, 1, true, nullptr},    // N*T_out below 1024
   };
   for (const Case& c : no) {
     ir::Graph h = conv_graph(c, 2, in);
     EXPECT_FALSE(cuda::conv_tc_eligible(h, h.nodes[0], cuda::Precision::kFp32)) << describe(c);
   }
+  // C < 32 is routed by default; LOCKSTEP_CUDA_CONV_TC_SMALL=0 restores the 32-channel floor.
+  ir::Graph small = conv_graph({1, 8, 16, 1024, 3, 1, 1, 1, true, nullptr}, 5, in);
+  EXPECT_TRUE(cuda::conv_tc_eligible(small, small.nodes[0], cuda::Precision::kFp32, &why)) << why;
+  setenv("LOCKSTEP_CUDA_CONV_TC_SMALL", "0", 1);
+  EXPECT_FALSE(cuda::conv_tc_eligible(small, small.nodes[0], cuda::Precision::kFp32));
+  unsetenv("LOCKSTEP_CUDA_CONV_TC_SMALL");
   // Strides, groups and runtime weights stay on cuDNN.
   ir::Graph s = conv_graph(yes, 3, in);
   s.nodes[0].attrs.set("strides", std::vector<int64_t>{2});
@@ -198,9 +204,9 @@ TEST(CudaConvTc, NonFiniteWeightsStayOnCudnn) {
   EXPECT_EQ(why, "non-finite weights");
 }
 
-// Opt-in paths (kernel size 1: the flow's 1x1 convs; C < 32: the decoder's last stages and
+// Kernel size 1 (opt-in: the flow's 1x1 convs) and C < 32 (the decoder's last stages and
 // conv_post), same accuracy bar and same bits on a second run.
-TEST(CudaConvTc, OptInKernel1AndSmallChannelsMatchFloat64Reference) {
+TEST(CudaConvTc, Kernel1AndSmallChannelsMatchFloat64Reference) {
   LOCKSTEP_REQUIRE_GPU();
   const Case cases[] = {
       {1, 96, 192, 1024, 1, 1, 0, 0, true, nullptr},      // flow pre 1x1
@@ -210,7 +216,6 @@ TEST(CudaConvTc, OptInKernel1AndSmallChannelsMatchFloat64Reference) {
       {2, 8, 1, 8192, 7, 1, 3, 3, true, nullptr},         // conv_post 8 -> 1, batch 2
   };
   setenv("LOCKSTEP_CUDA_CONV_TC_K1", "1", 1);
-  setenv("LOCKSTEP_CUDA_CONV_TC_SMALL", "1", 1);
   uint32_t seed = 300;
   for (const Case& c : cases) {
     std::vector<In> in;
@@ -225,11 +230,10 @@ TEST(CudaConvTc, OptInKernel1AndSmallChannelsMatchFloat64Reference) {
     const cpu_test::Diff d = cpu_test::diff(got, reference::evaluate(g, inputs)[0]);
     EXPECT_TRUE(d.finite) << describe(c);
     EXPECT_LE(d.rel_l2, kTcRelL2) << describe(c);
-    std::printf("[conv_tc] opt-in %s -> %d: rel L2 %.3g vs float64\n", describe(c).c_str(), c.cout, d.rel_l2);
+    std::printf("[conv_tc] k1/small %s -> %d: rel L2 %.3g vs float64\n", describe(c).c_str(), c.cout, d.rel_l2);
     EXPECT_TRUE(same_bits(got, exe->run(inputs)[0])) << describe(c) << ": a second run changed the bits";
   }
   unsetenv("LOCKSTEP_CUDA_CONV_TC_K1");
-  unsetenv("LOCKSTEP_CUDA_CONV_TC_SMALL");
 }
 
 }  // namespace

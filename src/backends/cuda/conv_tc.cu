@@ -17,8 +17,9 @@ namespace {
 // Measured range (H200, probe 2026-11-30): channels 32..512, 1024..262144 steps.
 constexpr int64_t kMinChannels = 32;
 constexpr int64_t kMinSteps = 1024;
-// Opt-in (LOCKSTEP_CUDA_CONV_TC_SMALL=1, being measured): the decoder's 8/16-channel convs and
-// 1-channel conv_post, where cuDNN's FMA algorithm took up to 1.24 ms (seed, T=262144).
+// Down to C_in = 8, C_out = 1 (the decoders' last stages and conv_post) unless
+// LOCKSTEP_CUDA_CONV_TC_SMALL=0: H200 2026-11-30, kernel 1.4-4.7x faster than cuDNN FMA on
+// 8/16-channel shapes, seed at 1024 frames 5.37 -> 3.73 ms, low 3.68 -> 3.57, ljs 16.68 -> 16.61.
 constexpr int64_t kMinChannelsSmall = 8;
 
 bool env_is(const char* name, const char* value) {
@@ -99,12 +100,12 @@ bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precis
   const std::vector<int64_t> dil = node.attrs.get_ints("dilations");
   const int64_t d = dil.empty() ? 1 : dil[0];
   if (wv.shape[1] != cin || yv.shape[1] != cout) return fail(why_not, "channel mismatch");
-  // Kernel size 1 is not measured yet (cuDNN's algo 1 takes 0.17-0.77 ms on the flow's 1x1 convs
-  // at T=1024 in the 2026-11-30 profile): LOCKSTEP_CUDA_CONV_TC_K1=1 opts in, for measuring.
+  // Kernel size 1 stays opt-in (LOCKSTEP_CUDA_CONV_TC_K1=1): 6-9x faster than cuDNN in the probe on
+  // the flow's 1x1 shapes, but at model level (H200, 1024 frames) seed -0.1 ms, low and ljs +0.1 ms.
   const bool k1_ok = ks == 1 && env_is("LOCKSTEP_CUDA_CONV_TC_K1", "1");
   if (!tc::supported_ks(static_cast<int>(ks)) && !k1_ok) return fail(why_not, "kernel size not 3/5/7/11");
   if (cin % tc::kChunk != 0 || t_in % 4 != 0) return fail(why_not, "C_in % 8 or T_in % 4 not 0");
-  const bool small_ok = env_is("LOCKSTEP_CUDA_CONV_TC_SMALL", "1");
+  const bool small_ok = !env_is("LOCKSTEP_CUDA_CONV_TC_SMALL", "0");
   const int64_t min_cin = small_ok ? kMinChannelsSmall : kMinChannels, min_cout = small_ok ? 1 : kMinChannels;
   if (cin < min_cin || cout < min_cout || n * t_out < kMinSteps) return fail(why_not, "below the measured size range");
   if (d < 1 || (ks - 1) * d > 4096) return fail(why_not, "dilation out of range");
