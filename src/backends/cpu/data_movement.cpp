@@ -6,6 +6,7 @@
 
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/layout.h"
+#include "backends/cpu/views.h"
 
 namespace lockstep::cpu {
 
@@ -344,7 +345,10 @@ KernelPtr make_data_movement_kernel(CompileContext& ctx, const ir::Node& node) {
       k = std::make_unique<CopyKernel>(r.in, r.out, static_cast<size_t>(num_elements(r.out_shape)) * r.elem);
       break;
     }
-    case Op::Slice: k = make_slice(ctx, node); break;
+    case Op::Slice:
+      if (ctx.is_view(node.outputs.at(0))) return view_slice_kernel();  // nothing to copy (views.h)
+      k = make_slice(ctx, node);
+      break;
     case Op::Transpose: k = make_transpose(ctx, node); break;
     case Op::Expand: k = make_expand(ctx, node); break;
     case Op::Concat: k = make_concat_or_split(ctx, node, false); break;

@@ -35,8 +35,10 @@ struct Operand {
 // `out` is the node's view shape (channels-last when its output is stored so).
 Operand operand(const CompileContext& ctx, const ir::Node& node, ir::ValueId id, const Shape& out) {
   const ir::Value& v = ctx.value(id);
-  return Operand{static_cast<const std::byte*>(ctx.ptr(id)), row_operand(ctx.view_shape(node, id), out),
-                 storage_dtype(v.dtype)};
+  RowOperand at = row_operand(ctx.view_shape(node, id), out);
+  // A strided channel-slice view (views.h; full-shaped, channels-last [N][W][C]): rows `pitch` apart.
+  if (const int64_t pitch = ctx.pitch_of(id)) at.outer_strides = {out.at(1) * pitch, pitch};
+  return Operand{static_cast<const std::byte*>(ctx.ptr(id)), at, storage_dtype(v.dtype)};
 }
 
 template <class T>
@@ -49,11 +51,13 @@ class FloatUnaryKernel final : public Kernel {
   FloatUnaryKernel(CompileContext& ctx, const ir::Node& node) : op_(node.op), epilogue_(ctx, node) {
     Shape y = ctx.view_shape(node, node.outputs.at(0));
     // Without an epilogue to broadcast, one flat row: channels-last views have short rows.
-    if (node.epilogue.empty() && ctx.value(node.inputs.at(0)).shape == ctx.value(node.outputs[0]).shape)
+    const bool strided = ctx.pitch_of(node.inputs.at(0)) != 0;  // a view's rows are not contiguous
+    if (node.epilogue.empty() && !strided && ctx.value(node.inputs.at(0)).shape == ctx.value(node.outputs[0]).shape)
       y = Shape{num_elements(y)};
     view_ = row_view(y);
-    x_ = Operand{static_cast<const std::byte*>(ctx.ptr(node.inputs.at(0))),
-                 row_operand(y.size() == 1 ? y : ctx.view_shape(node, node.inputs.at(0)), y), DType::Float32};
+    x_ = y.size() == 1 ? Operand{static_cast<const std::byte*>(ctx.ptr(node.inputs.at(0))), row_operand(y, y),
+                                 DType::Float32}
+                       : operand(ctx, node, node.inputs.at(0), y);
     alpha_ = node.attrs.get_float("alpha", 0.01f);
     out_ = ctx.fptr(node.outputs[0]);
   }

@@ -12,6 +12,7 @@
 #include "backends/cpu/layout.h"
 #include "backends/cpu/profile.h"
 #include "backends/cpu/transpose.h"
+#include "backends/cpu/views.h"
 
 namespace lockstep::cpu {
 
@@ -93,6 +94,8 @@ class CpuExecutable final : public Executable {
         ctx.pointers[v] = arena_->data + offsets[v];
       }
     }
+    ctx.pitch = choose_views(ctx);
+    pitch_ = ctx.pitch;
     pointers_ = ctx.pointers;
     for (const auto& node : graph_.nodes) kernels_.push_back(make_kernel(ctx, node));
     workspace_buffer_ = std::make_unique<AlignedBuffer>(ctx.workspace_bytes);
@@ -151,7 +154,12 @@ class CpuExecutable final : public Executable {
       Tensor t = copy_out(node.outputs[o]);
       fault(node, static_cast<int>(o), t);
       void* dst = pointers_[static_cast<size_t>(node.outputs[o])];
-      if (is_nwc(node.outputs[o])) {
+      if (const int64_t pitch = pitch_[static_cast<size_t>(node.outputs[o])]) {  // strided view: rows back in place
+        const Shape& s = t.shape();
+        std::vector<float> dense(static_cast<size_t>(t.numel()));
+        ncw_to_nwc(static_cast<const float*>(t.raw()), dense.data(), s[0], s[1], s[2]);
+        scatter_rows(dense.data(), static_cast<float*>(dst), pitch, s[0] * s[2], s[1]);
+      } else if (is_nwc(node.outputs[o])) {
         const Shape& s = t.shape();
         ncw_to_nwc(static_cast<const float*>(t.raw()), static_cast<float*>(dst), s[0], s[1], s[2]);
       } else {
@@ -164,6 +172,12 @@ class CpuExecutable final : public Executable {
     const ir::Value& v = graph_.value(id);
     Tensor t(storage_dtype(v.dtype), v.shape);
     const void* src = pointers_[static_cast<size_t>(id)];
+    std::vector<float> dense;
+    if (const int64_t pitch = pitch_[static_cast<size_t>(id)]) {  // a strided view (views.h): its rows first
+      dense.resize(static_cast<size_t>(t.numel()));
+      gather_rows(static_cast<const float*>(src), pitch, dense.data(), v.shape[0] * v.shape[2], v.shape[1]);
+      src = dense.data();
+    }
     if (is_nwc(id))  // channels-last in the arena: hand out the declared NCW layout
       nwc_to_ncw(static_cast<const float*>(src), static_cast<float*>(t.raw()), v.shape[0], v.shape[1], v.shape[2],
                  nullptr);
@@ -206,6 +220,7 @@ class CpuExecutable final : public Executable {
   std::vector<Tensor> constants_;
   std::vector<void*> pointers_;
   std::vector<char> nwc_;  // per ValueId: stored channels-last (layout.h)
+  std::vector<int64_t> pitch_;  // per ValueId: a strided view's row pitch (views.h), 0 otherwise
   Workspace workspace_;
   std::unique_ptr<AlignedBuffer> workspace_buffer_;
   Profile profile_;  // before the kernels, which keep a pointer to it

@@ -44,11 +44,18 @@ struct CompileContext {
   size_t workspace_bytes = 0;      // kernels raise this to what they need
   Profile* profile = nullptr;  // set when LOCKSTEP_CPU_PROFILE asks for per-part timing
   std::vector<char> nwc;       // per ValueId: stored channels-last (layout.h); empty = none
+  std::vector<char> view;      // per ValueId: a Slice output addressed inside its input (views.h)
+  std::vector<int64_t> pitch;  // per ValueId: elements between a strided view's stored rows; 0 dense
 
   bool is_nwc(ir::ValueId id) const { return id != ir::kNoValue && static_cast<size_t>(id) < nwc.size() && nwc[static_cast<size_t>(id)]; }
   // The shape `node` addresses value `id` by: the channels-last view when the node's output is
   // stored channels-last (all its operands are then channels-last or layout-invariant).
   Shape view_shape(const ir::Node& node, ir::ValueId id) const;
+
+  bool is_view(ir::ValueId id) const { return id != ir::kNoValue && static_cast<size_t>(id) < view.size() && view[static_cast<size_t>(id)]; }
+  int64_t pitch_of(ir::ValueId id) const {
+    return id != ir::kNoValue && static_cast<size_t>(id) < pitch.size() ? pitch[static_cast<size_t>(id)] : 0;
+  }
 
   void* ptr(ir::ValueId id) const { return id == ir::kNoValue ? nullptr : pointers.at(static_cast<size_t>(id)); }
   float* fptr(ir::ValueId id) const { return static_cast<float*>(ptr(id)); }
