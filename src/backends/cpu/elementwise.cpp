@@ -41,6 +41,25 @@ Operand operand(const CompileContext& ctx, const ir::Node& node, ir::ValueId id,
   return Operand{static_cast<const std::byte*>(ctx.ptr(id)), at, storage_dtype(v.dtype)};
 }
 
+// Whole row blocks of a rank-3 view whose operands advance by one pitch per row (batch 1 or
+// matching batch strides), about 4096 elements per block: one call per block, not per row.
+struct RowBlocks {
+  int64_t rows_per_item = 0, items = 0;
+};
+
+bool uniform_pitch(const Operand& o, const Shape& out, int64_t& pitch) {
+  if (o.at.outer_strides.size() != 2 || out.size() != 3) return false;
+  pitch = o.at.outer_strides[1];
+  return (out[0] == 1 || o.at.outer_strides[0] == out[1] * pitch) && (o.at.inner_stride == 0 || o.at.inner_stride == 1);
+}
+
+RowBlocks row_blocks(const RowView& v) {
+  RowBlocks b;
+  b.rows_per_item = std::max<int64_t>(1, 4096 / std::max<int64_t>(v.inner, 1));
+  b.items = (v.rows + b.rows_per_item - 1) / b.rows_per_item;
+  return b;
+}
+
 template <class T>
 const T* row_ptr(const Operand& o, int64_t row, int64_t begin, const Shape& out) {
   return reinterpret_cast<const T*>(o.data) + o.at.row_offset(row, out) + begin * o.at.inner_stride;
@@ -60,8 +79,23 @@ class FloatUnaryKernel final : public Kernel {
                        : operand(ctx, node, node.inputs.at(0), y);
     alpha_ = node.attrs.get_float("alpha", 0.01f);
     out_ = ctx.fptr(node.outputs[0]);
+    if (strided && x_.at.inner_stride == 1 && uniform_pitch(x_, y, x_pitch_)) blocks_ = row_blocks(view_);
   }
   void run() override {
+    if (blocks_.items > 0) {  // strided view input (views.h)
+      const int64_t inner = view_.inner;
+#pragma omp parallel for schedule(static)
+      for (int64_t item = 0; item < blocks_.items; ++item) {
+        const int64_t r0 = item * blocks_.rows_per_item, r1 = std::min(view_.rows, r0 + blocks_.rows_per_item);
+        unary_rows(op_, alpha_, reinterpret_cast<const float*>(x_.data) + r0 * x_pitch_, x_pitch_, out_ + r0 * inner,
+                   r1 - r0, inner);
+        if (epilogue_.empty()) continue;
+        if (epilogue_.flat()) epilogue_.apply_flat(out_, r0 * inner, r1 * inner);
+        else
+          for (int64_t r = r0; r < r1; ++r) epilogue_.apply_row(out_, r, 0, inner);
+      }
+      return;
+    }
     for_each_chunk(view_, [&](int64_t row, int64_t b, int64_t e) {
       float* out = out_ + row * view_.inner + b;
       unary_to(op_, alpha_, row_ptr<float>(x_, row, b, view_.out_shape), x_.at.inner_stride, out, e - b);
@@ -76,6 +110,8 @@ class FloatUnaryKernel final : public Kernel {
   RowView view_;
   Operand x_;
   float* out_ = nullptr;
+  RowBlocks blocks_;  // items > 0: the row-block path
+  int64_t x_pitch_ = 0;
 };
 
 class FloatBinaryKernel final : public Kernel {
@@ -86,9 +122,27 @@ class FloatBinaryKernel final : public Kernel {
     a_ = operand(ctx, node, node.inputs.at(0), y);
     b_ = operand(ctx, node, node.inputs.at(1), y);
     out_ = ctx.fptr(node.outputs[0]);
+    const bool strided = ctx.pitch_of(node.inputs[0]) != 0 || ctx.pitch_of(node.inputs[1]) != 0;
+    if (strided && uniform_pitch(a_, y, a_pitch_) && uniform_pitch(b_, y, b_pitch_)) blocks_ = row_blocks(view_);
   }
   void run() override {
     const Shape& s = view_.out_shape;
+    if (blocks_.items > 0) {  // strided view operands (views.h)
+      const int64_t inner = view_.inner;
+      const auto* a = reinterpret_cast<const float*>(a_.data);
+      const auto* b = reinterpret_cast<const float*>(b_.data);
+#pragma omp parallel for schedule(static)
+      for (int64_t item = 0; item < blocks_.items; ++item) {
+        const int64_t r0 = item * blocks_.rows_per_item, r1 = std::min(view_.rows, r0 + blocks_.rows_per_item);
+        binary_rows(op_, a + r0 * a_pitch_, a_pitch_, a_.at.inner_stride, b + r0 * b_pitch_, b_pitch_,
+                    b_.at.inner_stride, out_ + r0 * inner, r1 - r0, inner);
+        if (epilogue_.empty()) continue;
+        if (epilogue_.flat()) epilogue_.apply_flat(out_, r0 * inner, r1 * inner);
+        else
+          for (int64_t r = r0; r < r1; ++r) epilogue_.apply_row(out_, r, 0, inner);
+      }
+      return;
+    }
     for_each_chunk(view_, [&](int64_t row, int64_t b, int64_t e) {
       float* out = out_ + row * view_.inner + b;
       binary_to(op_, row_ptr<float>(a_, row, b, s), a_.at.inner_stride, row_ptr<float>(b_, row, b, s),
@@ -103,6 +157,8 @@ class FloatBinaryKernel final : public Kernel {
   RowView view_;
   Operand a_, b_;
   float* out_ = nullptr;
+  RowBlocks blocks_;  // items > 0: the row-block path
+  int64_t a_pitch_ = 0, b_pitch_ = 0;
 };
 
 // Integer arithmetic (shape computations fed at run time); Div truncates as C++ does.

@@ -128,6 +128,24 @@ void binary_to(Op op, const float* a, int64_t a_stride, const float* b, int64_t 
   else binary_loop(op, a, a_stride, b, b_stride, out, n);
 }
 
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+void unary_rows(Op op, float alpha, const float* x, int64_t x_pitch, float* out, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) unary_loop(op, alpha, x + r * x_pitch, 1, out + r * n, n);
+}
+
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+void binary_rows(Op op, const float* a, int64_t a_pitch, int64_t a_stride, const float* b, int64_t b_pitch,
+                 int64_t b_stride, float* out, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *ar = a + r * a_pitch, *br = b + r * b_pitch;
+    float* o = out + r * n;
+    if (a_stride == 1 && b_stride == 1) binary_loop(op, ar, 1, br, 1, o, n);
+    else if (a_stride == 1 && b_stride == 0) binary_loop(op, ar, 1, br, 0, o, n);
+    else if (a_stride == 0 && b_stride == 1) binary_loop(op, ar, 0, br, 1, o, n);
+    else binary_loop(op, ar, a_stride, br, b_stride, o, n);
+  }
+}
+
 void binary_inplace(Op op, float* acc, const float* b, int64_t b_stride, bool b_is_lhs, int64_t n) {
   if (b_is_lhs) binary_to(op, b, b_stride, acc, 1, acc, n);
   else binary_to(op, acc, 1, b, b_stride, acc, n);
@@ -185,6 +203,16 @@ void Epilogue::apply_row(float* out, int64_t row, int64_t begin, int64_t end) co
   }
 }
 
+void Epilogue::apply_flat(float* out, int64_t begin, int64_t end) const {
+  float* acc = out + begin;
+  const int64_t n = end - begin;
+  for (const Step& s : steps_) {
+    if (!s.operand) unary_inplace(s.op, s.alpha, acc, n);
+    else if (s.scalar) binary_inplace(s.op, acc, s.operand, 0, s.operand_is_lhs, n);
+    else binary_inplace(s.op, acc, s.operand + begin, 1, s.operand_is_lhs, n);
+  }
+}
+
 void Epilogue::apply_all(float* out) const {
   if (steps_.empty()) return;
   if (flat_) {
@@ -192,13 +220,8 @@ void Epilogue::apply_all(float* out) const {
     const int64_t count = (total_ + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static)
     for (int64_t item = 0; item < count; ++item) {
-      const int64_t begin = item * kChunk, n = std::min(kChunk, total_ - begin);
-      float* acc = out + begin;
-      for (const Step& s : steps_) {
-        if (!s.operand) unary_inplace(s.op, s.alpha, acc, n);
-        else if (s.scalar) binary_inplace(s.op, acc, s.operand, 0, s.operand_is_lhs, n);
-        else binary_inplace(s.op, acc, s.operand + begin, 1, s.operand_is_lhs, n);
-      }
+      const int64_t begin = item * kChunk;
+      apply_flat(out, begin, std::min(begin + kChunk, total_));
     }
     return;
   }

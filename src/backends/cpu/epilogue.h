@@ -32,6 +32,11 @@ float apply_binary(ir::Op op, float a, float b);
 void unary_inplace(ir::Op op, float alpha, float* acc, int64_t n);
 void binary_inplace(ir::Op op, float* acc, const float* b, int64_t b_stride, bool b_is_lhs, int64_t n);
 void unary_to(ir::Op op, float alpha, const float* x, int64_t x_stride, float* out, int64_t n);
+// Row blocks (strided views, views.h): `rows` rows of `n` elements; x rows `x_pitch` apart,
+// out rows dense. One call per block instead of one per short row.
+void unary_rows(ir::Op op, float alpha, const float* x, int64_t x_pitch, float* out, int64_t rows, int64_t n);
+void binary_rows(ir::Op op, const float* a, int64_t a_pitch, int64_t a_stride, const float* b, int64_t b_pitch,
+                 int64_t b_stride, float* out, int64_t rows, int64_t n);
 void binary_to(ir::Op op, const float* a, int64_t a_stride, const float* b, int64_t b_stride, float* out,
                int64_t n);
 
@@ -45,6 +50,9 @@ class Epilogue {
   // Applies every step to the whole output, in parallel (static schedule).
   void apply_all(float* out) const;
   const RowView& view() const { return view_; }
+  // Flat epilogues (full-size or scalar operands) can run on any element range.
+  bool flat() const { return flat_; }
+  void apply_flat(float* out, int64_t begin, int64_t end) const;
 
  private:
   struct Step {
