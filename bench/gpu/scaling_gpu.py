@@ -118,7 +118,8 @@ def lockstep(binary, backend, stem, runs, timeout):
         cmd += ["--precision", "fp32"]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if p.returncode != 0:
-        raise RuntimeError((p.stderr or p.stdout).strip()[-400:])
+        why = (p.stderr or p.stdout).strip()[-300:]
+        raise RuntimeError(f"exit {p.returncode}" + (f" (signal {-p.returncode})" if p.returncode < 0 else "") + ": " + why)
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
@@ -151,10 +152,16 @@ def main():
     # Phase 1: exports in parallel on the CPU cores, before any timing.
     errors = {}
     # spawn, not fork: each worker initialises CUDA itself to run its trace on the GPU.
-    with ProcessPoolExecutor(max_workers=a.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        for stem, err, s in pool.map(_export_one, [(a.tools, *c, stems[c], a.device) for c in work]):
-            if err:
-                errors[stem] = err
+    try:
+        with ProcessPoolExecutor(max_workers=a.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for stem, err, s in pool.map(_export_one, [(a.tools, *c, stems[c], a.device) for c in work]):
+                if err:
+                    errors[stem] = err
+    except Exception as e:  # a worker died (crash, out of memory): the models written so far still run
+        log(f"# export pool failed: {type(e).__name__}: {e}")
+    for stem in stems.values():
+        if stem not in errors and not os.path.exists(stem + ".onnx"):
+            errors[stem] = "export: no model written (the export worker died)"
     log(f"# exported {len(work) - len(errors)}/{len(work)} configurations in {time.time() - t_start:.0f} s"
         f" ({a.jobs} processes)")
 
@@ -187,7 +194,8 @@ def main():
             if os.path.exists(stem + ".ref64.npy"):
                 runs = runs_for(er["ms"]) if "ms" in er else MIN_RUNS
                 try:
-                    j = lockstep(binary, a.backend, stem, runs, timeout=120)
+                    left = a.budget_s + 60 - (time.time() - t_start)  # the step's own timeout is near
+                    j = lockstep(binary, a.backend, stem, runs, timeout=max(30, min(120, left)))
                     lr.update(ms=j["median_ms"], rel_l2=j.get("rel_l2"), runs=runs, compile_ms=j["compile_ms"],
                               min_ms=j.get("min_ms"))
                 except Exception as e:

@@ -119,14 +119,17 @@ def main():
     all_rows = []
     for preset in a.presets.split(","):
         history = {"lockstep-cpu": [], "ort-cpu": []}
-        failed_at = {}  # runtime -> smallest work that failed: larger configs are not tried
+        failed_at = {rt: [] for rt in history}  # (frames, batch) that failed: configs at least as big in both are not tried
         for frames, batch in cfgs:
             base = dict(machine="cpu", preset=preset, frames=frames, batch=batch, threads=a.threads)
             work = frames * batch
             preds = {rt: predicted_ms(h, work) for rt, h in history.items()}
             too_long = {rt: f"predicted {p / 1e3:.1f} s per run > {a.max_run_s:g} s"
                         for rt, p in preds.items() if p is not None and p > 1e3 * a.max_run_s}
-            too_long.update({rt: f"failed at a smaller frames x batch ({w})" for rt, w in failed_at.items() if work >= w})
+            for rt, fails in failed_at.items():
+                hit = next(((f, b) for f, b in fails if frames >= f and batch >= b), None)
+                if hit:
+                    too_long[rt] = f"failed at frames {hit[0]}, batch {hit[1]}"
             if len(too_long) == len(history):
                 for rt, why in too_long.items():
                     row = dict(base, runtime=rt, skipped=why)
@@ -159,7 +162,7 @@ def main():
                     row["skipped"] = too_long[rt]
                 elif rt in errors:
                     row["error"] = errors[rt]
-                    failed_at[rt] = min(failed_at.get(rt, work), work)
+                    failed_at[rt].append((frames, batch))
                 else:
                     ms = statistics.median(r[0] for r in results[rt])
                     row.update(ms=ms, rel_l2=results[rt][-1][1])
