@@ -7,8 +7,9 @@ error against float64; writes JSON lines, a markdown table and the plots.
 
 Models are exported once into --work (reused when present) by export.py, with a Python that has
 torch (found automatically: this one, else /usr/bin/python3). Configurations run smallest first;
-one whose single run is predicted (linearly in frames x batch from the largest one measured)
-to exceed --max-run-s is skipped and listed as such."""
+one whose single run is predicted (linearly in frames x batch, at the best ms per frame so far)
+to exceed --max-run-s is skipped and listed as such, as is one at least as long and as wide as a
+configuration that failed (e.g. out of memory under the --max-mem-gib cap)."""
 import argparse, json, os, resource, shutil, statistics, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,11 +41,11 @@ def python_with(module, candidates):
 
 
 def predicted_ms(history, work):
-    """Linear in work from the largest configuration measured so far (None before any)."""
+    """Linear in work at the best ms per frame x batch measured so far (None before any): optimistic,
+    so that one run slowed by a busy machine does not skip every larger configuration."""
     if not history:
         return None
-    w, ms = max(history)
-    return ms * work / w
+    return work * min(ms / w for w, ms in history)
 
 
 def runs_for(pred):
@@ -59,7 +60,7 @@ def run_lockstep(a, stem, runs, timeout):
     if p.returncode != 0:
         raise RuntimeError(failure(p))
     j = json.loads(p.stdout.strip().splitlines()[-1])
-    return j["median_ms"], j["rel_l2"], j["compile_ms"]
+    return j["median_ms"], j["rel_l2"], j["compile_ms"], j["min_ms"]
 
 
 def run_ort(a, py, stem, runs, timeout):
@@ -72,7 +73,7 @@ def run_ort(a, py, stem, runs, timeout):
             raise RuntimeError(failure(p))
         j = json.loads(p.stdout.strip().splitlines()[-1])
         out_file = os.path.join(out, sorted(os.listdir(out))[0])
-        return j["median_ms"], R.rel_l2(np.load(out_file), np.load(stem + ".ref64.npy")), j["load_ms"]
+        return j["median_ms"], R.rel_l2(np.load(out_file), np.load(stem + ".ref64.npy")), j["load_ms"], None
 
 
 def ensure_export(a, py, preset, frames, batch):
@@ -165,7 +166,9 @@ def main():
                     failed_at[rt].append((frames, batch))
                 else:
                     ms = statistics.median(r[0] for r in results[rt])
-                    row.update(ms=ms, rel_l2=results[rt][-1][1])
+                    row.update(ms=ms, rel_l2=results[rt][-1][1], process_ms=[round(r[0], 2) for r in results[rt]])
+                    if results[rt][-1][3] is not None:
+                        row["min_ms"] = min(r[3] for r in results[rt])
                     row["compile_ms" if rt == "lockstep-cpu" else "load_ms"] = results[rt][-1][2]
                     history[rt].append((work, ms))
                 R.append_row(jsonl, row); all_rows.append(row)
