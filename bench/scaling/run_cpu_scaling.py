@@ -122,7 +122,10 @@ def main():
         history = {"lockstep-cpu": [], "ort-cpu": []}
         failed_at = {rt: [] for rt in history}  # (frames, batch) that failed: configs at least as big in both are not tried
         for frames, batch in cfgs:
-            base = dict(machine="cpu", preset=preset, frames=frames, batch=batch, threads=a.threads)
+            # load1: the machine's 1-minute load before the config; lockstep's OpenMP kernels slow down
+            # by tens of times when another process competes for the cores (see README.md).
+            base = dict(machine="cpu", preset=preset, frames=frames, batch=batch, threads=a.threads,
+                        load1=round(os.getloadavg()[0], 2))
             work = frames * batch
             preds = {rt: predicted_ms(h, work) for rt, h in history.items()}
             too_long = {rt: f"predicted {p / 1e3:.1f} s per run > {a.max_run_s:g} s"
