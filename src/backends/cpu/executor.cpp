@@ -79,7 +79,8 @@ class CpuExecutable final : public Executable {
     arena_ = std::make_unique<AlignedBuffer>(static_cast<size_t>(arena));
     arena_bytes_ = arena;
 
-    CompileContext ctx{graph_, std::vector<void*>(nvalues, nullptr), threads_, &engine_, &stream_, &workspace_, 0};
+    CompileContext ctx{.graph = graph_, .pointers = std::vector<void*>(nvalues, nullptr), .threads = threads_,
+                       .engine = &engine_, .stream = &stream_, .workspace = &workspace_};
     ctx.profile = profile_.enabled() ? &profile_ : nullptr;
     ctx.nwc = choose_nwc(graph_);
     nwc_ = ctx.nwc;

@@ -43,9 +43,9 @@ struct CompileContext {
   Workspace* workspace = nullptr;  // filled after every kernel reported its need
   size_t workspace_bytes = 0;      // kernels raise this to what they need
   Profile* profile = nullptr;  // set when LOCKSTEP_CPU_PROFILE asks for per-part timing
-  std::vector<char> nwc;       // per ValueId: stored channels-last (layout.h); empty = none
-  std::vector<char> view;      // per ValueId: a Slice output addressed inside its input (views.h)
-  std::vector<int64_t> pitch;  // per ValueId: elements between a strided view's stored rows; 0 dense
+  std::vector<char> nwc{};     // per ValueId: stored channels-last (layout.h); empty = none
+  std::vector<char> view{};    // per ValueId: a Slice output addressed inside its input (views.h)
+  std::vector<int64_t> pitch{};  // per ValueId: elements between a strided view's stored rows; 0 dense
 
   bool is_nwc(ir::ValueId id) const { return id != ir::kNoValue && static_cast<size_t>(id) < nwc.size() && nwc[static_cast<size_t>(id)]; }
   // The shape `node` addresses value `id` by: the channels-last view when the node's output is
