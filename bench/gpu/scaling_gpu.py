@@ -3,14 +3,13 @@
 (batch 1) and batch (at 1024 frames) on the VITS presets, each time beside its relative L2 error
 against the same module in float64. Writes OUT/scaling.jsonl and OUT/scaling.md as it goes.
 
-  scaling_gpu.py --bin DIR (lockstep_bench) --tools DIR (vits_export.py, bench_peers.py) --work DIR --out DIR
+  scaling_gpu.py --bin DIR (lockstep_bench) --tools DIR (vits_export.py) --work DIR --out DIR
                  [--presets seed,low,ljs] [--frames 128,...,8192] [--batches 1,4,16] [--budget-s 200]
                  [--device cuda|cpu] [--backend cuda|cpu] [--jobs N]
 
 Phase 1 exports every configuration's ONNX in --jobs processes in parallel, tracing on --device
-(falling back to the CPU), before any timing;
-phase 2 times them one at a time, smallest work first, and stops starting new configurations
-when --budget-s is spent (the rest are listed as skipped). torch.compile is not repeated here:
+(falling back to the CPU), before any timing; phase 2 times them one at a time, smallest work
+first, and starts no configuration once --budget-s is spent (those are listed as skipped). torch.compile is not repeated here:
 bench_gpu.py times it at batch 1, 1024 frames. --device cpu --backend cpu is the dry run."""
 import argparse, json, multiprocessing, os, statistics, subprocess, sys, time, traceback
 from concurrent.futures import ProcessPoolExecutor
