@@ -14,6 +14,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "backends/cpu/conv_narrow.h"
+#include "backends/cpu/conv_tiling.h"
 #include "backends/cpu/conv_transpose.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/kernel.h"
@@ -181,7 +182,25 @@ class ConvKernel final : public Kernel {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     memory::desc src_d, dst_d, wei_d, scratch_d;
-    try {
+    // Long 1-D time axes: fixed-length tiles on channels-last buffers (conv_tiling.h), so the
+    // primitives' memory and JIT time do not grow with T.
+    if (!transposed && x_dims.size() == 3 && !plain_gemm) {
+      const Conv1dShape shape{.n = ys[0], .ci = Ci, .co = Co, .groups = G, .w_in = xs[2], .w_out = ys[2],
+                              .k = g.kernel[0], .stride = g.strides[0], .dilation = g.dilations[0],
+                              .pad_begin = g.pad_begin[0]};
+      try {
+        tiles_ = TiledConv1d(engine_, shape, bias_ != nullptr);
+      } catch (const dnnl::error&) {
+        tiles_ = TiledConv1d();  // the whole-axis primitive below
+      }
+    }
+    if (tiles_.tiled()) {
+      src_d = memory::desc(x_dims, memory::data_type::f32, memory::format_tag::nwc);
+      dst_d = memory::desc(y_view, memory::data_type::f32, memory::format_tag::nwc);
+      wei_d = tiles_.weights_desc();
+      scratch_d = memory::desc({static_cast<int64_t>(std::max<size_t>(tiles_.scratch_bytes(), 64))},
+                               memory::data_type::u8, memory::format_tag::a);
+    } else try {
       if (!transposed) {
         auto d = bias_ ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
                                                          dnnl::algorithm::convolution_direct, x_md, w_md, b_md, y_md,
@@ -275,14 +294,24 @@ class ConvKernel final : public Kernel {
     args_ = {{DNNL_ARG_SRC, src_mem_}, {DNNL_ARG_WEIGHTS, w_mem_}, {DNNL_ARG_DST, dst_mem_},
              {DNNL_ARG_SCRATCHPAD, scratch_mem_}};
     if (bias_) args_[DNNL_ARG_BIAS] = b_mem_;
+    if (tiles_.tiled()) tiles_.bind(base + scratch_off_, w_mem_, bias_ ? &b_mem_ : nullptr);
+  }
+
+  void compute() {
+    if (tiles_.tiled()) {
+      tiles_.run(stream_, static_cast<const float*>(src_mem_.get_data_handle()),
+                 static_cast<float*>(dst_mem_.get_data_handle()));
+      return;
+    }
+    primitive_.execute(stream_, args_);
+    stream_.wait();
   }
 
   void run() override {
     if (profile_ && profile_->recording()) return run_profiled();
     if (!weights_const_) wei_reorder_.execute(stream_, w_user_, w_mem_);
     reorder_in();
-    primitive_.execute(stream_, args_);
-    stream_.wait();
+    compute();
     reorder_out_with_epilogue();
   }
 
@@ -335,8 +364,7 @@ class ConvKernel final : public Kernel {
     reorder_in();
     stream_.wait();
     lap("  conv: src reorder");
-    primitive_.execute(stream_, args_);
-    stream_.wait();
+    compute();
     lap("  conv: oneDNN compute");
     reorder_out_with_epilogue();
     lap("  conv: dst reorder + epilogue");
@@ -370,6 +398,7 @@ class ConvKernel final : public Kernel {
   Epilogue epilogue_;
   Profile* profile_ = nullptr;
   dnnl::primitive primitive_;
+  TiledConv1d tiles_;  // tiled() for long 1-D time axes, instead of primitive_
   dnnl::reorder src_reorder_, dst_reorder_, wei_reorder_;
   memory x_mem_, y_mem_, b_mem_, w_mem_, w_user_, src_mem_, dst_mem_, scratch_mem_;
   memory::desc src_d_, dst_d_, wei_d_, scratch_d_;

@@ -12,6 +12,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "backends/cpu/conv_transpose.h"
+#include "backends/cpu/conv_tiling.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/profile.h"
 #include "backends/cpu/transpose.h"
@@ -91,6 +92,18 @@ class PolyphaseKernel final : public Kernel {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     try {
+      // Long inputs: time-axis tiles of the same stride-1 convolution (conv_tiling.h).
+      tiles_ = TiledConv1d(engine_, Conv1dShape{.n = p.n, .ci = p.ci, .co = oc, .groups = 1, .w_in = p.in_w, .w_out = p.groups,
+                                                .k = J, .stride = 1, .dilation = 0, .pad_begin = J - 1},
+                           b != nullptr);
+      if (tiles_.tiled()) {
+        memory w_user({{oc, p.ci, J}, memory::data_type::f32, memory::format_tag::oiw}, engine_, wc.data());
+        w_mem_ = memory(tiles_.weights_desc(), engine_);
+        dnnl::reorder(w_user, w_mem_).execute(stream_, w_user, w_mem_);
+        stream_.wait();
+        scratch_d_ = memory::desc({static_cast<int64_t>(std::max<size_t>(tiles_.scratch_bytes(), 64))},
+                                  memory::data_type::u8, memory::format_tag::a);
+      } else {
       auto d = b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                    src_d, w_any, b_d, dst_d, {1}, {0}, {J - 1}, {J - 1})
                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
@@ -104,6 +117,7 @@ class PolyphaseKernel final : public Kernel {
       dnnl::reorder(w_user, w_mem_).execute(stream_, w_user, w_mem_);
       stream_.wait();
       scratch_d_ = pd.scratchpad_desc();
+      }
     } catch (const dnnl::error& e) {
       throw Error(ErrorCode::UnsupportedAttribute, std::string("cpu: oneDNN cannot build this convolution: ") + e.what(),
                   node.name, ir::op_name(node.op));
@@ -131,6 +145,7 @@ class PolyphaseKernel final : public Kernel {
              {DNNL_ARG_DST, memory(dst_d_, engine_, z_)},
              {DNNL_ARG_SCRATCHPAD, memory(scratch_d_, engine_, base + scratch_off_)}};
     if (!bias_.empty()) args_[DNNL_ARG_BIAS] = b_mem_;
+    if (tiles_.tiled()) tiles_.bind(base + scratch_off_, w_mem_, bias_.empty() ? nullptr : &b_mem_);
   }
 
   void run() override {
@@ -143,8 +158,12 @@ class PolyphaseKernel final : public Kernel {
     };
     if (!x_nwc_) ncw_to_nwc(x_, src_, p_.n, p_.ci, p_.in_w);
     lap("  conv transpose: src reorder");
-    primitive_.execute(stream_, args_);
-    stream_.wait();
+    if (tiles_.tiled()) {
+      tiles_.run(stream_, src_, z_);
+    } else {
+      primitive_.execute(stream_, args_);
+      stream_.wait();
+    }
     lap("  conv transpose: oneDNN compute");
     write_out();
     epilogue_.apply_all(y_);
@@ -178,6 +197,7 @@ class PolyphaseKernel final : public Kernel {
   Epilogue epilogue_;
   Profile* profile_ = nullptr;
   dnnl::primitive primitive_;
+  TiledConv1d tiles_;  // tiled() for long inputs, instead of primitive_
   memory w_mem_, b_mem_;
   memory::desc src_d_, dst_d_, scratch_d_;
   std::unordered_map<int, memory> args_;

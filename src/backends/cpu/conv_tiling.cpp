@@ -1,0 +1,123 @@
+// Time-axis tiles of a 1-D channels-last convolution. Tile t computes outputs
+// [t*L, t*L + len); its input window is the part of [o0*s - pb, (o0+len-1)*s + span - pb)
+// inside the signal, the rest is the tile's own zero padding (only the first and last tiles
+// have any). Channels-last windows are contiguous, so a tile is a pointer offset.
+#include "backends/cpu/conv_tiling.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+namespace lockstep::cpu {
+
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+// 2048 outputs: primitive creation stays ~ms and ~MB per tile shape while a tile still
+// gives oneDNN enough work per call (1024..8192 measured, see the commit message).
+constexpr int64_t kDefaultTileOutputs = 2048;
+
+}  // namespace
+
+int64_t conv_tile_outputs() {
+  static const int64_t tile = [] {
+    const char* env = std::getenv("LOCKSTEP_CPU_CONV_TILE");
+    const int64_t v = env ? std::atoll(env) : 0;
+    return v >= 16 ? v : kDefaultTileOutputs;
+  }();
+  return tile;
+}
+
+TiledConv1d::TiledConv1d(dnnl::engine& engine, const Conv1dShape& shape, bool bias)
+    : s_(shape), engine_(&engine) {
+  const int64_t L = conv_tile_outputs();
+  if (s_.w_out <= L) return;
+  const int64_t span = (s_.k - 1) * (s_.dilation + 1) + 1;
+  std::vector<Tile> tiles;
+  for (int64_t o0 = 0; o0 < s_.w_out; o0 += L) {
+    const int64_t len = std::min(L, s_.w_out - o0);
+    const int64_t a = o0 * s_.stride - s_.pad_begin,
+                  b = (o0 + len - 1) * s_.stride + span - s_.pad_begin;
+    const int64_t in0 = std::max<int64_t>(a, 0), win = std::min(b, s_.w_in) - in0;
+    if (win <= 0) return;  // a tile entirely in the padding: leave it to the whole-axis primitive
+    const int64_t pad_l = in0 - a, pad_r = b - (in0 + win);
+    size_t g = 0;
+    while (g < geometries_.size() &&
+           !(geometries_[g].len == len && geometries_[g].win == win &&
+             geometries_[g].pad_l == pad_l && geometries_[g].pad_r == pad_r))
+      ++g;
+    if (g == geometries_.size())
+      geometries_.push_back(Geometry{.len = len, .win = win, .pad_l = pad_l, .pad_r = pad_r});
+    tiles.push_back(Tile{.out0 = o0, .in0 = in0, .geometry = g});
+  }
+  // The unpadded full-length tile (the common one) picks the weights layout; the others follow it.
+  std::vector<size_t> order(geometries_.size());
+  for (size_t g = 0; g < order.size(); ++g) order[g] = g;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    auto rank = [&](size_t g) {
+      return geometries_[g].pad_l + geometries_[g].pad_r == 0 && geometries_[g].len == L ? 0 : 1;
+    };
+    return rank(x) < rank(y);
+  });
+  const int64_t O = s_.co / s_.groups, I = s_.ci / s_.groups;
+  const Dims w_dims = s_.groups == 1 ? Dims{O, I, s_.k} : Dims{s_.groups, O, I, s_.k};
+  const memory::desc b_d =
+      bias ? memory::desc({s_.co}, memory::data_type::f32, memory::format_tag::a) : memory::desc();
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  for (size_t g : order) {
+    Geometry& geo = geometries_[g];
+    const memory::desc src_d({1, s_.ci, geo.win}, memory::data_type::f32, memory::format_tag::nwc);
+    const memory::desc dst_d({1, s_.co, geo.len}, memory::data_type::f32, memory::format_tag::nwc);
+    const memory::desc w_d =
+        wei_d_ ? wei_d_ : memory::desc(w_dims, memory::data_type::f32, memory::format_tag::any);
+    auto d = bias
+                 ? dnnl::convolution_forward::desc(
+                       dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                       src_d, w_d, b_d, dst_d, {s_.stride}, {s_.dilation}, {geo.pad_l}, {geo.pad_r})
+                 : dnnl::convolution_forward::desc(
+                       dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                       src_d, w_d, dst_d, {s_.stride}, {s_.dilation}, {geo.pad_l}, {geo.pad_r});
+    dnnl::convolution_forward::primitive_desc pd(d, attr, engine);
+    // A reference-loop implementation would be far slower than the whole-axis primitive.
+    if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) {
+      geometries_.clear();
+      return;
+    }
+    if (!wei_d_) wei_d_ = pd.weights_desc();
+    geo.primitive = dnnl::convolution_forward(pd);
+    geo.scratch_d = pd.scratchpad_desc();
+    geo.src = memory(src_d, engine, nullptr);
+    geo.dst = memory(dst_d, engine, nullptr);
+    scratch_bytes_ = std::max(scratch_bytes_, geo.scratch_d.get_size());
+  }
+  tiles_ = std::move(tiles);
+}
+
+void TiledConv1d::bind(std::byte* scratch, const memory& weights, const memory* bias) {
+  for (Geometry& geo : geometries_) {
+    geo.args = {{DNNL_ARG_SRC, geo.src},
+                {DNNL_ARG_WEIGHTS, weights},
+                {DNNL_ARG_DST, geo.dst},
+                {DNNL_ARG_SCRATCHPAD, memory(geo.scratch_d, *engine_, scratch)}};
+    if (bias) geo.args[DNNL_ARG_BIAS] = *bias;
+  }
+}
+
+void TiledConv1d::run(dnnl::stream& stream, const float* src, float* dst) {
+  for (int64_t n = 0; n < s_.n; ++n) {
+    const float* x = src + n * s_.w_in * s_.ci;
+    float* y = dst + n * s_.w_out * s_.co;
+    for (const Tile& t : tiles_) {
+      Geometry& geo = geometries_[t.geometry];
+      geo.src.set_data_handle(const_cast<float*>(x + t.in0 * s_.ci));
+      geo.dst.set_data_handle(y + t.out0 * s_.co);
+      geo.primitive.execute(stream, geo.args);
+    }
+  }
+  stream.wait();
+}
+
+}  // namespace lockstep::cpu
