@@ -18,8 +18,9 @@ struct Conv1dShape {
   int64_t k = 1, stride = 1, dilation = 0, pad_begin = 0;
 };
 
-// Outputs per tile (LOCKSTEP_CPU_CONV_TILE overrides it, for measurements).
-int64_t conv_tile_outputs();
+// Outputs per tile for a conv of max(C_in, C_out) = `channels`: 2048 at >= 64 channels, up to
+// 8192 for narrow ones (per-call overhead; LOCKSTEP_CPU_CONV_TILE fixes it, for measurements).
+int64_t conv_tile_outputs(int64_t channels);
 
 class TiledConv1d {
  public:

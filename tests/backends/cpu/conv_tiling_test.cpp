@@ -102,15 +102,16 @@ bool same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
   return true;
 }
 
-// The tile length in force (LOCKSTEP_CPU_CONV_TILE may change it): cases are sized from it so
-// that they always span several tiles and end in a partial one.
-int64_t long_w() {
-  return 2 * cpu::conv_tile_outputs() + cpu::conv_tile_outputs() / 3 + 7;
+// The tile length in force for `channels` (LOCKSTEP_CPU_CONV_TILE may change it): cases are
+// sized from it so that they always span several tiles and end in a partial one.
+int64_t long_w(int64_t channels) {
+  const int64_t L = cpu::conv_tile_outputs(channels);
+  return 2 * L + L / 3 + 7;
 }
 
 TEST(CpuConvTiling, TilesOnlyLongAxes) {
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  const int64_t L = cpu::conv_tile_outputs();
+  const int64_t L = cpu::conv_tile_outputs(16);
   cpu::Conv1dShape s{.n = 2,
                      .ci = 16,
                      .co = 16,
@@ -127,15 +128,14 @@ TEST(CpuConvTiling, TilesOnlyLongAxes) {
 }
 
 TEST(CpuConvTiling, LongConvMatchesReference) {
-  const int64_t W = long_w();
   const Case cases[] = {
-      {2, 16, 16, W, 11, 5, 1, 25, 25, 1,
-       true},  // dilation, pads both sides, batch 2, channels-last
-      {2, 8, 8, W, 11, 5, 1, 25, 25, 1, false},  // the shape, NCW graph input and output
-      {1, 24, 32, W, 7, 1, 2, 4, 1, 1, true},    // stride 2, uneven pads
-      {2, 32, 32, W, 5, 3, 1, 6, 6, 2, true},    // groups
-      {1, 16, 16, W, 3, 1, 1, 0, 0, 1, false},   // no padding (last tile shorter only)
-      {1, 16, 16, W, 1, 1, 1, 0, 0, 1, true},    // pointwise between channels-last convs
+      // dilation, pads both sides, batch 2, channels-last
+      {2, 16, 16, long_w(16), 11, 5, 1, 25, 25, 1, true},
+      {2, 8, 8, long_w(8), 11, 5, 1, 25, 25, 1, false},  // the shape, NCW graph in/out
+      {1, 24, 32, long_w(32), 7, 1, 2, 4, 1, 1, true},   // stride 2, uneven pads
+      {2, 32, 32, long_w(32), 5, 3, 1, 6, 6, 2, true},   // groups
+      {1, 64, 64, long_w(64), 3, 1, 1, 0, 0, 1, false},  // no padding (last tile shorter only)
+      {1, 16, 16, long_w(16), 1, 1, 1, 0, 0, 1, true},   // pointwise between channels-last convs
   };
   uint32_t seed = 900;
   for (const Case& c : cases) {
@@ -175,10 +175,11 @@ TEST(CpuConvTiling, LongConvMatchesReference) {
 }
 
 TEST(CpuConvTiling, LongPolyphaseConvTransposeMatchesReference) {
-  const int64_t L = cpu::conv_tile_outputs();
+  // The polyphase convolution has stride x C_out output channels.
+  const int64_t L1 = cpu::conv_tile_outputs(8 * 16), L2 = cpu::conv_tile_outputs(3 * 16);
   const Case cases[] = {
-      {2, 16, 16, L + L / 2 + 3, 16, 1, 8, 4, 4, 1, true},  // HiFi-GAN ups (K = 2s), batch 2
-      {1, 24, 16, L + 5, 7, 1, 3, 1, 2, 1, false},          // K not a multiple of s, NCW in/out
+      {2, 16, 16, L1 + L1 / 2 + 3, 16, 1, 8, 4, 4, 1, true},  // HiFi-GAN ups (K = 2s), batch 2
+      {1, 24, 16, L2 + 5, 7, 1, 3, 1, 2, 1, false},           // K not a multiple of s, NCW in/out
   };
   uint32_t seed = 950;
   for (const Case& c : cases) {
@@ -202,7 +203,7 @@ TEST(CpuConvTiling, LongPolyphaseConvTransposeMatchesReference) {
 // Compile A, compile a different long conv, compile A again: the same bits (the primitive cache
 // shares tile primitives between convs of one shape; it must not change what A computes).
 TEST(CpuConvTiling, SameBitsAfterOtherCompilations) {
-  const int64_t W = long_w();
+  const int64_t W = long_w(16);
   const Case a{2, 16, 16, W, 11, 5, 1, 25, 25, 1, true},
       b{1, 16, 16, W + 100, 11, 5, 1, 25, 25, 1, true};
   ir::ValueId mid = 0;
