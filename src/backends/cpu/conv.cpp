@@ -5,6 +5,8 @@
 // the plain layout (a GEMM, faster than reorder + blocked). 1-D channels-last (nwc) with >= 16
 // channels uses our AVX-512 transposes, the epilogue applied per tile as it is written back;
 // otherwise the epilogue runs per output row after oneDNN's reorder.
+// 1-D convs longer than a tile run as time-axis tiles on channels-last buffers (conv_tiling.h):
+// oneDNN's brgconv primitives otherwise grow with T (memory and JIT time).
 #include <omp.h>
 
 #include <algorithm>
@@ -200,31 +202,33 @@ class ConvKernel final : public Kernel {
       wei_d = tiles_.weights_desc();
       scratch_d = memory::desc({static_cast<int64_t>(std::max<size_t>(tiles_.scratch_bytes(), 64))},
                                memory::data_type::u8, memory::format_tag::a);
-    } else try {
-      if (!transposed) {
-        auto d = bias_ ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                         dnnl::algorithm::convolution_direct, x_md, w_md, b_md, y_md,
-                                                         g.strides, g.dilations, g.pad_begin, g.pad_end)
-                       : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                         dnnl::algorithm::convolution_direct, x_md, w_md, y_md,
-                                                         g.strides, g.dilations, g.pad_begin, g.pad_end);
-        dnnl::convolution_forward::primitive_desc pd(d, attr, engine_);
-        primitive_ = dnnl::convolution_forward(pd);
-        src_d = pd.src_desc(); dst_d = pd.dst_desc(); wei_d = pd.weights_desc(); scratch_d = pd.scratchpad_desc();
-      } else {
-        auto d = bias_ ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                           dnnl::algorithm::deconvolution_direct, x_md, w_md, b_md, y_md,
+    } else {
+      try {
+        if (!transposed) {
+          auto d = bias_ ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                           dnnl::algorithm::convolution_direct, x_md, w_md, b_md, y_md,
                                                            g.strides, g.dilations, g.pad_begin, g.pad_end)
-                       : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                           dnnl::algorithm::deconvolution_direct, x_md, w_md, y_md,
+                         : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                           dnnl::algorithm::convolution_direct, x_md, w_md, y_md,
                                                            g.strides, g.dilations, g.pad_begin, g.pad_end);
-        dnnl::deconvolution_forward::primitive_desc pd(d, attr, engine_);
-        primitive_ = dnnl::deconvolution_forward(pd);
-        src_d = pd.src_desc(); dst_d = pd.dst_desc(); wei_d = pd.weights_desc(); scratch_d = pd.scratchpad_desc();
+          dnnl::convolution_forward::primitive_desc pd(d, attr, engine_);
+          primitive_ = dnnl::convolution_forward(pd);
+          src_d = pd.src_desc(); dst_d = pd.dst_desc(); wei_d = pd.weights_desc(); scratch_d = pd.scratchpad_desc();
+        } else {
+          auto d = bias_ ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                             dnnl::algorithm::deconvolution_direct, x_md, w_md, b_md, y_md,
+                                                             g.strides, g.dilations, g.pad_begin, g.pad_end)
+                         : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                             dnnl::algorithm::deconvolution_direct, x_md, w_md, y_md,
+                                                             g.strides, g.dilations, g.pad_begin, g.pad_end);
+          dnnl::deconvolution_forward::primitive_desc pd(d, attr, engine_);
+          primitive_ = dnnl::deconvolution_forward(pd);
+          src_d = pd.src_desc(); dst_d = pd.dst_desc(); wei_d = pd.weights_desc(); scratch_d = pd.scratchpad_desc();
+        }
+      } catch (const dnnl::error& e) {
+        throw Error(ErrorCode::UnsupportedAttribute, std::string("cpu: oneDNN cannot build this convolution: ") + e.what(),
+                    node.name, ir::op_name(node.op));
       }
-    } catch (const dnnl::error& e) {
-      throw Error(ErrorCode::UnsupportedAttribute, std::string("cpu: oneDNN cannot build this convolution: ") + e.what(),
-                  node.name, ir::op_name(node.op));
     }
 
     if (profile_) profile_->add_compile("conv primitive", ms_since(t_start));

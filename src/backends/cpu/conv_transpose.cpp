@@ -93,9 +93,13 @@ class PolyphaseKernel final : public Kernel {
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     try {
       // Long inputs: time-axis tiles of the same stride-1 convolution (conv_tiling.h).
-      tiles_ = TiledConv1d(engine_, Conv1dShape{.n = p.n, .ci = p.ci, .co = oc, .groups = 1, .w_in = p.in_w, .w_out = p.groups,
-                                                .k = J, .stride = 1, .dilation = 0, .pad_begin = J - 1},
-                           b != nullptr);
+      try {
+        tiles_ = TiledConv1d(engine_, Conv1dShape{.n = p.n, .ci = p.ci, .co = oc, .groups = 1, .w_in = p.in_w,
+                                                  .w_out = p.groups, .k = J, .stride = 1, .dilation = 0, .pad_begin = J - 1},
+                             b != nullptr);
+      } catch (const dnnl::error&) {
+        tiles_ = TiledConv1d();  // the whole-axis primitive below
+      }
       if (tiles_.tiled()) {
         memory w_user({{oc, p.ci, J}, memory::data_type::f32, memory::format_tag::oiw}, engine_, wc.data());
         w_mem_ = memory(tiles_.weights_desc(), engine_);
@@ -104,19 +108,19 @@ class PolyphaseKernel final : public Kernel {
         scratch_d_ = memory::desc({static_cast<int64_t>(std::max<size_t>(tiles_.scratch_bytes(), 64))},
                                   memory::data_type::u8, memory::format_tag::a);
       } else {
-      auto d = b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                   src_d, w_any, b_d, dst_d, {1}, {0}, {J - 1}, {J - 1})
-                 : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                   src_d, w_any, dst_d, {1}, {0}, {J - 1}, {J - 1});
-      dnnl::convolution_forward::primitive_desc pd(d, attr, engine_);
-      primitive_ = dnnl::convolution_forward(pd);
-      if (!(pd.src_desc() == src_d) || !(pd.dst_desc() == dst_d))
-        throw Error(ErrorCode::Internal, "cpu: oneDNN changed the polyphase layouts", node.name, ir::op_name(node.op));
-      memory w_user({{oc, p.ci, J}, memory::data_type::f32, memory::format_tag::oiw}, engine_, wc.data());
-      w_mem_ = memory(pd.weights_desc(), engine_);
-      dnnl::reorder(w_user, w_mem_).execute(stream_, w_user, w_mem_);
-      stream_.wait();
-      scratch_d_ = pd.scratchpad_desc();
+        auto d = b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                     src_d, w_any, b_d, dst_d, {1}, {0}, {J - 1}, {J - 1})
+                   : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                     src_d, w_any, dst_d, {1}, {0}, {J - 1}, {J - 1});
+        dnnl::convolution_forward::primitive_desc pd(d, attr, engine_);
+        primitive_ = dnnl::convolution_forward(pd);
+        if (!(pd.src_desc() == src_d) || !(pd.dst_desc() == dst_d))
+          throw Error(ErrorCode::Internal, "cpu: oneDNN changed the polyphase layouts", node.name, ir::op_name(node.op));
+        memory w_user({{oc, p.ci, J}, memory::data_type::f32, memory::format_tag::oiw}, engine_, wc.data());
+        w_mem_ = memory(pd.weights_desc(), engine_);
+        dnnl::reorder(w_user, w_mem_).execute(stream_, w_user, w_mem_);
+        stream_.wait();
+        scratch_d_ = pd.scratchpad_desc();
       }
     } catch (const dnnl::error& e) {
       throw Error(ErrorCode::UnsupportedAttribute, std::string("cpu: oneDNN cannot build this convolution: ") + e.what(),
