@@ -10,11 +10,14 @@
 
 #include "backends/cpu/cpu_test_util.h"
 #include "backends/cpu/layout.h"
+#include "support/graph_check.h"
 
 namespace lockstep::cpu_test {
 namespace {
 
 using ir::Op;
+using test::expect_cpu_matches;
+using test::same_bits;
 
 struct Case {
   int64_t n, ci, co, w, k, dilation, stride, pad_begin, pad_end, group;
@@ -27,48 +30,34 @@ int64_t out_len(const Case& c) {
 
 ir::Graph case_graph(const Case& c, uint32_t seed, ir::ValueId* mid, bool transpose = false) {
   ir::Graph g;
-  auto value = [&](std::string name, Shape shape, Tensor t = {}) {
-    ir::Value v;
-    v.name = std::move(name);
-    v.shape = std::move(shape);
-    v.constant = std::move(t);
-    return g.add_value(std::move(v));
-  };
+  test::GraphBuilder b(g);
   auto weights = [&](const char* name, Shape s, uint32_t k) {
-    return value(name, s, random_tensor(s, seed + k, DType::Float32, -0.3f, 0.3f));
+    return b.value(name, s, random_tensor(s, seed + k, DType::Float32, -0.3f, 0.3f));
   };
-  auto node = [&](Op op, std::string name, std::vector<ir::ValueId> in, ir::ValueId out) {
-    ir::Node n;
-    n.op = op;
-    n.name = std::move(name);
-    n.inputs = std::move(in);
-    n.outputs = {out};
-    return n;
-  };
-  ir::ValueId x = value("x", {c.n, c.ci, c.w});
+  ir::ValueId x = b.value("x", {c.n, c.ci, c.w});
   g.inputs = {x};
   ir::ValueId src = x;
   if (c.chained) {
-    src = value("pre", {c.n, c.ci, c.w});
-    ir::Node pre = node(Op::Conv, "pre", {x, weights("wp", {c.ci, c.ci, 3}, 1)}, src);
+    src = b.value("pre", {c.n, c.ci, c.w});
+    ir::Node pre = b.node(Op::Conv, "pre", {x, weights("wp", {c.ci, c.ci, 3}, 1)}, src);
     pre.attrs.set("pads", std::vector<int64_t>{1, 1});
     g.nodes.push_back(pre);
   }
   int64_t len = 0;
   if (transpose) {  // polyphase ConvTranspose: stride, kernel, pads
     len = (c.w - 1) * c.stride + c.k - c.pad_begin - c.pad_end;
-    *mid = value("mid", {c.n, c.co, len});
-    ir::Node t = node(Op::ConvTranspose, "mid",
-                      {src, weights("wt", {c.ci, c.co, c.k}, 2), weights("bt", {c.co}, 3)}, *mid);
+    *mid = b.value("mid", {c.n, c.co, len});
+    ir::Node t = b.node(Op::ConvTranspose, "mid",
+                        {src, weights("wt", {c.ci, c.co, c.k}, 2), weights("bt", {c.co}, 3)}, *mid);
     t.attrs.set("strides", std::vector<int64_t>{c.stride});
     t.attrs.set("pads", std::vector<int64_t>{c.pad_begin, c.pad_end});
     g.nodes.push_back(t);
   } else {
     len = out_len(c);
-    *mid = value("mid", {c.n, c.co, len});
-    ir::Node t =
-        node(Op::Conv, "mid",
-             {src, weights("wt", {c.co, c.ci / c.group, c.k}, 2), weights("bt", {c.co}, 3)}, *mid);
+    *mid = b.value("mid", {c.n, c.co, len});
+    ir::Node t = b.node(
+        Op::Conv, "mid",
+        {src, weights("wt", {c.co, c.ci / c.group, c.k}, 2), weights("bt", {c.co}, 3)}, *mid);
     t.attrs.set("strides", std::vector<int64_t>{c.stride});
     t.attrs.set("dilations", std::vector<int64_t>{c.dilation});
     t.attrs.set("pads", std::vector<int64_t>{c.pad_begin, c.pad_end});
@@ -77,8 +66,8 @@ ir::Graph case_graph(const Case& c, uint32_t seed, ir::ValueId* mid, bool transp
   }
   g.outputs = {*mid};
   if (c.chained) {
-    ir::ValueId out = value("post", {c.n, 16, len});
-    ir::Node post = node(Op::Conv, "post", {*mid, weights("wq", {16, c.co, 3}, 4)}, out);
+    ir::ValueId out = b.value("post", {c.n, 16, len});
+    ir::Node post = b.node(Op::Conv, "post", {*mid, weights("wq", {16, c.co, 3}, 4)}, out);
     post.attrs.set("pads", std::vector<int64_t>{1, 1});
     g.nodes.push_back(post);
     g.outputs = {out};
@@ -92,14 +81,6 @@ std::string describe(const Case& c) {
          std::to_string(c.dilation) + " s " + std::to_string(c.stride) + " pads " +
          std::to_string(c.pad_begin) + "/" + std::to_string(c.pad_end) +
          (c.chained ? " nwc" : " ncw");
-}
-
-bool same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].nbytes() != b[i].nbytes() || std::memcmp(a[i].raw(), b[i].raw(), a[i].nbytes()) != 0)
-      return false;
-  return true;
 }
 
 // The tile length in force for `channels` (LOCKSTEP_CPU_CONV_TILE may change it): cases are
@@ -161,16 +142,9 @@ TEST(CpuConvTiling, LongConvMatchesReference) {
         << describe(c);
     std::vector<Tensor> inputs = {random_tensor({c.n, c.ci, c.w}, seed)};
     const std::vector<Tensor> want = reference::evaluate(g, inputs);
-    for (int threads : {1, 2}) {
-      Options o;
-      o.threads = threads;
-      auto exe = cpu::backend().compile(g, o);
-      const std::vector<Tensor> got = exe->run(inputs);
-      expect_outputs_match(got, want, c.ci * c.k + 3 * c.co,
-                           describe(c) + " threads " + std::to_string(threads), kCpuRelL2,
-                           kCpuAbsPerTerm);
-      EXPECT_TRUE(same_bits(got, exe->run(inputs))) << describe(c) << ": run-to-run bits differ";
-    }
+    for (int threads : {1, 2})
+      expect_cpu_matches(g, inputs, want, threads, c.ci * c.k + 3 * c.co,
+                         describe(c) + " threads " + std::to_string(threads), /*run_to_run=*/true);
   }
 }
 
@@ -187,16 +161,10 @@ TEST(CpuConvTiling, LongPolyphaseConvTransposeMatchesReference) {
     ir::Graph g = case_graph(c, seed += 10, &mid, /*transpose=*/true);
     std::vector<Tensor> inputs = {random_tensor({c.n, c.ci, c.w}, seed)};
     const std::vector<Tensor> want = reference::evaluate(g, inputs);
-    for (int threads : {1, 2}) {
-      Options o;
-      o.threads = threads;
-      auto exe = cpu::backend().compile(g, o);
-      const std::vector<Tensor> got = exe->run(inputs);
-      expect_outputs_match(got, want, c.ci * c.k + 3 * c.co,
-                           "transpose " + describe(c) + " threads " + std::to_string(threads),
-                           kCpuRelL2, kCpuAbsPerTerm);
-      EXPECT_TRUE(same_bits(got, exe->run(inputs))) << describe(c) << ": run-to-run bits differ";
-    }
+    for (int threads : {1, 2})
+      expect_cpu_matches(g, inputs, want, threads, c.ci * c.k + 3 * c.co,
+                         "transpose " + describe(c) + " threads " + std::to_string(threads),
+                         /*run_to_run=*/true);
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "backends/cpu/cpu_test_util.h"
 #include "backends/cpu/layout.h"
+#include "support/graph_check.h"
 
 namespace lockstep::cpu_test {
 namespace {
@@ -20,45 +21,31 @@ struct Case {
 
 ir::Graph case_graph(const Case& c, uint32_t seed, ir::ValueId* up) {
   ir::Graph g;
-  auto value = [&](std::string name, Shape shape, Tensor t = {}) {
-    ir::Value v;
-    v.name = std::move(name);
-    v.shape = std::move(shape);
-    v.constant = std::move(t);
-    return g.add_value(std::move(v));
-  };
+  test::GraphBuilder b(g);
   auto weights = [&](const char* name, Shape s, uint32_t k) {
-    return value(name, s, random_tensor(s, seed + k, DType::Float32, -0.3f, 0.3f));
+    return b.value(name, s, random_tensor(s, seed + k, DType::Float32, -0.3f, 0.3f));
   };
   const int64_t out_w = (c.w - 1) * c.s + c.k - c.pad_begin - c.pad_end;
-  ir::ValueId x = value("x", {c.n, c.ci, c.w});
+  ir::ValueId x = b.value("x", {c.n, c.ci, c.w});
   g.inputs = {x};
-  auto node = [&](Op op, std::string name, std::vector<ir::ValueId> in, ir::ValueId out) {
-    ir::Node n;
-    n.op = op;
-    n.name = std::move(name);
-    n.inputs = std::move(in);
-    n.outputs = {out};
-    return n;
-  };
   ir::ValueId src = x;
   if (c.chained) {
-    src = value("pre", {c.n, c.ci, c.w});
-    ir::Node pre = node(Op::Conv, "pre", {x, weights("wp", {c.ci, c.ci, 3}, 1)}, src);
+    src = b.value("pre", {c.n, c.ci, c.w});
+    ir::Node pre = b.node(Op::Conv, "pre", {x, weights("wp", {c.ci, c.ci, 3}, 1)}, src);
     pre.attrs.set("pads", std::vector<int64_t>{1, 1});
     g.nodes.push_back(pre);
   }
-  *up = value("up", {c.n, c.co, out_w});
+  *up = b.value("up", {c.n, c.co, out_w});
   std::vector<ir::ValueId> in{src, weights("wt", {c.ci, c.co, c.k}, 2)};
   if (c.bias) in.push_back(weights("bt", {c.co}, 3));
-  ir::Node t = node(Op::ConvTranspose, "up", in, *up);
+  ir::Node t = b.node(Op::ConvTranspose, "up", in, *up);
   t.attrs.set("strides", std::vector<int64_t>{c.s});
   t.attrs.set("pads", std::vector<int64_t>{c.pad_begin, c.pad_end});
   g.nodes.push_back(t);
   g.outputs = {*up};
   if (c.chained) {
-    ir::ValueId out = value("post", {c.n, 8, out_w});
-    ir::Node post = node(Op::Conv, "post", {*up, weights("wq", {8, c.co, 3}, 4)}, out);
+    ir::ValueId out = b.value("post", {c.n, 8, out_w});
+    ir::Node post = b.node(Op::Conv, "post", {*up, weights("wq", {8, c.co, 3}, 4)}, out);
     post.attrs.set("pads", std::vector<int64_t>{1, 1});
     g.nodes.push_back(post);
     g.outputs = {out};
@@ -84,12 +71,10 @@ TEST(CpuConvTransposePolyphase, MatchesReference) {
     std::string what = "ci " + std::to_string(c.ci) + " co " + std::to_string(c.co) + " k " + std::to_string(c.k) +
                        " s " + std::to_string(c.s) + " n " + std::to_string(c.n);
     const std::vector<Tensor> want = reference::evaluate(g, inputs);
-    for (int threads : {1, 2}) {
-      Options o;
-      o.threads = threads;
-      expect_outputs_match(cpu::backend().compile(g, o)->run(inputs), want, c.ci * c.k + 3 * c.co,
-                           what + " threads " + std::to_string(threads), kCpuRelL2, kCpuAbsPerTerm);
-    }
+    for (int threads : {1, 2})
+      test::expect_cpu_matches(g, inputs, want, threads, c.ci * c.k + 3 * c.co,
+                               what + " threads " + std::to_string(threads),
+                               /*run_to_run=*/false);
   }
 }
 

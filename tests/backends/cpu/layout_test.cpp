@@ -1,5 +1,7 @@
 // Channels-last activations across conv chains (layout.h): which values are chosen, and that
 // results, taps (handed out in the declared NCW layout) and bits per thread count hold.
+#include "backends/cpu/layout.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,9 +10,9 @@
 #include <string>
 
 #include "backends/cpu/cpu_test_util.h"
-#include "backends/cpu/layout.h"
 #include "core/npy.h"
 #include "support/fixtures.h"
+#include "support/graph_check.h"
 
 namespace lockstep::cpu_test {
 namespace {
@@ -32,52 +34,37 @@ struct Chain {
 Chain chain_graph() {
   Chain c;
   ir::Graph& g = c.g;
-  auto value = [&](std::string name, Shape shape, Tensor t = {}) {
-    ir::Value v;
-    v.name = std::move(name);
-    v.shape = std::move(shape);
-    v.constant = std::move(t);
-    return g.add_value(std::move(v));
-  };
+  test::GraphBuilder b(g);
   const int64_t W = 203;
-  ir::ValueId x = value("x", {1, 32, W}), mask = value("mask", {1, 1, W});
+  ir::ValueId x = b.value("x", {1, 32, W}), mask = b.value("mask", {1, 1, W});
   g.inputs = {x, mask};
   auto weights = [&](const char* name, Shape s, uint32_t seed) {
-    return value(name, s, random_tensor(s, seed, DType::Float32, -0.2f, 0.2f));
+    return b.value(name, s, random_tensor(s, seed, DType::Float32, -0.2f, 0.2f));
   };
   ir::ValueId w1 = weights("w1", {32, 32, 5}, 21), w2 = weights("w2", {32, 32, 3}, 22), w3 = weights("w3", {24, 32, 1}, 23);
-  ir::ValueId b1 = value("b1", {32}, random_tensor({32}, 24));
-  c.y1 = value("y1", {1, 32, W});
-  c.y2 = value("y2", {1, 32, W});
-  c.y3 = value("y3", {1, 32, W});
-  c.y4 = value("y4", {1, 32, W});
-  c.y5 = value("y5", {1, 16, W});
-  c.out = value("out", {1, 24, W});
+  ir::ValueId b1 = b.value("b1", {32}, random_tensor({32}, 24));
+  c.y1 = b.value("y1", {1, 32, W});
+  c.y2 = b.value("y2", {1, 32, W});
+  c.y3 = b.value("y3", {1, 32, W});
+  c.y4 = b.value("y4", {1, 32, W});
+  c.y5 = b.value("y5", {1, 16, W});
+  c.out = b.value("out", {1, 24, W});
   ir::ValueId w4 = weights("w4", {16, 32, 3}, 27);
-  ir::ValueId sliced = value("sliced", {1, 16, 100});
-  auto node = [&](Op op, std::string name, std::vector<ir::ValueId> in, ir::ValueId out) {
-    ir::Node n;
-    n.op = op;
-    n.name = std::move(name);
-    n.inputs = std::move(in);
-    n.outputs = {out};
-    return n;
-  };
-  ir::Node conv1 = node(Op::Conv, "conv1", {x, w1, b1}, c.y1);
+  ir::ValueId sliced = b.value("sliced", {1, 16, 100});
+  ir::Node conv1 = b.node(Op::Conv, "conv1", {x, w1, b1}, c.y1);
   conv1.attrs.set("pads", std::vector<int64_t>{2, 2});
-  ir::Node leaky = node(Op::LeakyRelu, "leaky", {c.y1}, c.y2);
+  ir::Node leaky = b.node(Op::LeakyRelu, "leaky", {c.y1}, c.y2);
   leaky.attrs.set("alpha", 0.1f);
-  ir::Node conv2 = node(Op::Conv, "conv2", {c.y2, w2}, c.y3);
+  ir::Node conv2 = b.node(Op::Conv, "conv2", {c.y2, w2}, c.y3);
   conv2.attrs.set("pads", std::vector<int64_t>{1, 1});
   conv2.epilogue = {{Op::Mul, mask, false, 0, "mul_mask"}, {Op::Add, c.y1, true, 0, "add_res"}};
-  ir::Node tanh = node(Op::Tanh, "tanh", {c.y3}, c.y4);
-  ir::Node conv3 = node(Op::Conv, "conv3", {c.y4, w3}, c.out);
-  ir::Node conv4 = node(Op::Conv, "conv4", {c.y3, w4}, c.y5);
+  ir::Node tanh = b.node(Op::Tanh, "tanh", {c.y3}, c.y4);
+  ir::Node conv3 = b.node(Op::Conv, "conv3", {c.y4, w3}, c.out);
+  ir::Node conv4 = b.node(Op::Conv, "conv4", {c.y3, w4}, c.y5);
   conv4.attrs.set("pads", std::vector<int64_t>{1, 1});
-  ir::ValueId starts = value("starts", {1}, Tensor::from_vector<int64_t>({1}, {0}));
-  ir::ValueId ends = value("ends", {1}, Tensor::from_vector<int64_t>({1}, {100}));
-  ir::ValueId axes = value("axes", {1}, Tensor::from_vector<int64_t>({1}, {2}));
-  ir::Node slice = node(Op::Slice, "slice", {c.y5, starts, ends, axes}, sliced);
+  ir::ValueId starts = b.ints("starts", {0}), ends = b.ints("ends", {100}),
+              axes = b.ints("axes", {2});
+  ir::Node slice = b.node(Op::Slice, "slice", {c.y5, starts, ends, axes}, sliced);
   g.nodes = {conv1, leaky, conv2, tanh, conv3, conv4, slice};
   g.outputs = {c.out, sliced};
   return c;
@@ -104,29 +91,10 @@ TEST(CpuLayout, ChoosesChannelsLastInsideConvChains) {
 
 TEST(CpuLayout, ChainAndTapsMatchReference) {
   Chain c = chain_graph();
-  std::map<std::string, Tensor> want;
-  reference::evaluate(c.g, chain_inputs(), [&](const ir::Node& n, int, const Tensor& t) { want[n.name] = t; });
-  for (int threads : {1, 2, 3}) {
-    Options o;
-    o.threads = threads;
-    auto exe = cpu::backend().compile(c.g, o);
-    std::map<std::string, Tensor> got;
-    RunOptions ro;
-    ro.tap = [&](const ir::Node& n, int, const Tensor& t) { got[n.name] = t; };
-    auto tapped = exe->run(chain_inputs(), ro);
-    auto plain = exe->run(chain_inputs());
-    auto again = cpu::backend().compile(c.g, o)->run(chain_inputs());
-    ASSERT_EQ(got.size(), want.size());
-    for (auto& [name, t] : want) {
-      Diff d = diff(got.at(name), t);
-      EXPECT_TRUE(d.finite) << name;
-      EXPECT_LE(d.rel_l2, kTapRelL2) << name << " threads " << threads;
-    }
-    for (size_t i = 0; i < plain.size(); ++i) {
-      EXPECT_EQ(std::memcmp(plain[i].raw(), tapped[i].raw(), plain[i].nbytes()), 0) << "tapped, output " << i;
-      EXPECT_EQ(std::memcmp(plain[i].raw(), again[i].raw(), plain[i].nbytes()), 0) << "recompiled, output " << i;
-    }
-  }
+  // chain_inputs() is deterministic (seeded): the same inputs the reference ran on.
+  test::expect_cpu_taps_match_reference(
+      c.g, chain_inputs(),
+      {.threads = {1, 2, 3}, .rel_l2 = kTapRelL2, .recompile = true, .what = "chain"});
 }
 
 }  // namespace

@@ -10,11 +10,13 @@
 
 #include "backends/cpu/cpu_test_util.h"
 #include "backends/cpu/layout.h"
+#include "support/graph_check.h"
 
 namespace lockstep::cpu_test {
 namespace {
 
 using ir::Op;
+using test::expect_cpu_taps_match_reference;
 
 constexpr double kViewTapRelL2 = 1e-6;  // conv sums of 16*3 terms of order 1
 
@@ -30,69 +32,53 @@ struct Gated {
 Gated gated_graph() {
   Gated t;
   ir::Graph& g = t.g;
-  auto value = [&](std::string name, Shape shape, Tensor v = {}) {
-    ir::Value val;
-    val.name = std::move(name);
-    val.shape = std::move(shape);
-    val.constant = std::move(v);
-    return g.add_value(std::move(val));
-  };
-  auto ints = [&](const char* name, std::vector<int64_t> v) {
-    const int64_t n = static_cast<int64_t>(v.size());
-    return value(name, {n}, Tensor::from_vector<int64_t>({n}, v));
-  };
+  test::GraphBuilder b(g);
   const int64_t W = 77;
-  ir::ValueId x = value("x", {1, 16, W}), x2 = value("x2", {1, 12, W});
+  ir::ValueId x = b.value("x", {1, 16, W}), x2 = b.value("x2", {1, 12, W});
   g.inputs = {x, x2};
-  ir::ValueId w1 = value("w1", {48, 16, 3}, random_tensor({48, 16, 3}, 61, DType::Float32, -0.3f, 0.3f));
-  ir::ValueId w2 = value("w2", {8, 16, 3}, random_tensor({8, 16, 3}, 62, DType::Float32, -0.3f, 0.3f));
-  t.y = value("y", {1, 48, W});
-  t.a = value("a", {1, 16, W});
-  t.b = value("b", {1, 16, W});
-  t.c = value("c", {1, 16, W});
-  t.d = value("d", {1, 8, W});
-  t.ta = value("ta", {1, 16, W});
-  t.gate = value("gate", {1, 16, W});
-  t.sum = value("sum", {1, 16, W});
-  t.out = value("out", {1, 8, W});
-  t.res = value("res", {1, 8, W});
-  ir::ValueId e = value("e", {1, 4, W});
-  t.f = value("f", {1, 8, W});
-  ir::ValueId res2 = value("res2", {1, 4, W}), res3 = value("res3", {1, 8, W});
-  ir::ValueId onehalf = value("onehalf", {}, Tensor::from_vector<float>({}, {1.5f}));
-  auto node = [&](Op op, std::string name, std::vector<ir::ValueId> in, ir::ValueId out) {
-    ir::Node n;
-    n.op = op;
-    n.name = std::move(name);
-    n.inputs = std::move(in);
-    n.outputs = {out};
-    return n;
-  };
+  ir::ValueId w1 =
+      b.value("w1", {48, 16, 3}, random_tensor({48, 16, 3}, 61, DType::Float32, -0.3f, 0.3f));
+  ir::ValueId w2 =
+      b.value("w2", {8, 16, 3}, random_tensor({8, 16, 3}, 62, DType::Float32, -0.3f, 0.3f));
+  t.y = b.value("y", {1, 48, W});
+  t.a = b.value("a", {1, 16, W});
+  t.b = b.value("b", {1, 16, W});
+  t.c = b.value("c", {1, 16, W});
+  t.d = b.value("d", {1, 8, W});
+  t.ta = b.value("ta", {1, 16, W});
+  t.gate = b.value("gate", {1, 16, W});
+  t.sum = b.value("sum", {1, 16, W});
+  t.out = b.value("out", {1, 8, W});
+  t.res = b.value("res", {1, 8, W});
+  ir::ValueId e = b.value("e", {1, 4, W});
+  t.f = b.value("f", {1, 8, W});
+  ir::ValueId res2 = b.value("res2", {1, 4, W}), res3 = b.value("res3", {1, 8, W});
+  ir::ValueId onehalf = b.value("onehalf", {}, Tensor::from_vector<float>({}, {1.5f}));
   auto slice = [&](const char* name, ir::ValueId from, int64_t s, int64_t e, ir::ValueId to) {
     std::string n(name);
-    return node(Op::Slice, n, {from, ints((n + "_s").c_str(), {s}), ints((n + "_e").c_str(), {e}),
-                               ints((n + "_a").c_str(), {1})}, to);
+    return b.node(Op::Slice, n,
+                  {from, b.ints(n + "_s", {s}), b.ints(n + "_e", {e}), b.ints(n + "_a", {1})}, to);
   };
-  ir::Node conv1 = node(Op::Conv, "conv1", {x, w1}, t.y);
+  ir::Node conv1 = b.node(Op::Conv, "conv1", {x, w1}, t.y);
   conv1.attrs.set("pads", std::vector<int64_t>{1, 1});
-  ir::Node sig = node(Op::Sigmoid, "sigmoid", {t.b}, t.gate);
+  ir::Node sig = b.node(Op::Sigmoid, "sigmoid", {t.b}, t.gate);
   sig.epilogue = {{Op::Mul, t.ta, true, 0, "gate_mul"}};
-  ir::Node conv2 = node(Op::Conv, "conv2", {t.sum, w2}, t.out);
+  ir::Node conv2 = b.node(Op::Conv, "conv2", {t.sum, w2}, t.out);
   conv2.attrs.set("pads", std::vector<int64_t>{1, 1});
   g.nodes = {conv1,
              slice("slice_a", t.y, 0, 16, t.a),
-             node(Op::Tanh, "tanh", {t.a}, t.ta),
+             b.node(Op::Tanh, "tanh", {t.a}, t.ta),
              slice("slice_b", t.y, 16, 32, t.b),
              sig,
              slice("slice_c", t.y, 32, 1000, t.c),
-             node(Op::Add, "add", {t.c, t.gate}, t.sum),
+             b.node(Op::Add, "add", {t.c, t.gate}, t.sum),
              conv2,
              slice("slice_d", x2, 4, 12, t.d),
-             node(Op::Sub, "sub", {t.d, onehalf}, t.res),
+             b.node(Op::Sub, "sub", {t.d, onehalf}, t.res),
              slice("slice_e", x2, 0, 4, e),
-             node(Op::Sub, "sub2", {e, onehalf}, res2),
+             b.node(Op::Sub, "sub2", {e, onehalf}, res2),
              slice("slice_f", x, 2, 10, t.f),
-             node(Op::Sub, "sub3", {t.f, onehalf}, res3)};
+             b.node(Op::Sub, "sub3", {t.f, onehalf}, res3)};
   g.outputs = {t.out, t.res, res2, res3};
   return t;
 }
@@ -102,26 +88,8 @@ TEST(CpuViews, GatedHalvesMatchReferenceAndTapsAtAnyThreadCount) {
   auto nwc = cpu::choose_nwc(t.g);
   for (ir::ValueId id : {t.y, t.a, t.b, t.c, t.ta, t.gate, t.sum}) EXPECT_TRUE(nwc[id]) << t.g.value(id).name;
   const std::vector<Tensor> inputs = {random_tensor({1, 16, 77}, 63), random_tensor({1, 12, 77}, 65)};
-  std::map<std::string, Tensor> want;
-  reference::evaluate(t.g, inputs, [&](const ir::Node& n, int, const Tensor& v) { want[n.name] = v; });
-  for (int threads : {1, 2, 3}) {
-    Options o;
-    o.threads = threads;
-    auto exe = cpu::backend().compile(t.g, o);
-    std::map<std::string, Tensor> got;
-    RunOptions ro;
-    ro.tap = [&](const ir::Node& n, int, const Tensor& v) { got[n.name] = v; };
-    auto tapped = exe->run(inputs, ro);
-    auto plain = exe->run(inputs);
-    ASSERT_EQ(got.size(), want.size());
-    for (auto& [name, v] : want) {
-      Diff d = diff(got.at(name), v);
-      EXPECT_TRUE(d.finite) << name;
-      EXPECT_LE(d.rel_l2, kViewTapRelL2) << name << " threads " << threads;
-    }
-    for (size_t i = 0; i < plain.size(); ++i)
-      EXPECT_EQ(std::memcmp(plain[i].raw(), tapped[i].raw(), plain[i].nbytes()), 0) << "output " << i;
-  }
+  expect_cpu_taps_match_reference(t.g, inputs,
+                                  {.threads = {1, 2, 3}, .rel_l2 = kViewTapRelL2, .what = "gated"});
 }
 
 // A fault planted on a view's value must reach its readers exactly as on a copied slice: the
@@ -138,29 +106,20 @@ TEST(CpuViews, FaultOnAViewReachesItsReaders) {
   auto got = cpu::backend().compile(t.g, Options{})->run(inputs, ro);
   // Oracle: the same graph with the slices' outputs shifted by an explicit Add of a constant.
   Gated r = gated_graph();
+  test::GraphBuilder rb(r.g);
   auto delta = [&](const char* name, ir::ValueId id) {
     Tensor d(DType::Float32, r.g.value(id).shape);
     std::memset(d.raw(), 0, d.nbytes());
     for (int64_t i = 0; i < d.numel(); i += 3) d.data<float>()[i] = 0.25f;
-    ir::Value v;
-    v.name = name;
-    v.shape = d.shape();
-    v.constant = d;
-    return r.g.add_value(std::move(v));
+    return rb.value(name, d.shape(), d);
   };
   for (auto [slice_name, id] : {std::pair<const char*, ir::ValueId>{"slice_b", r.b}, {"slice_d", r.d}, {"slice_f", r.f}}) {
-    ir::Value shifted;
-    shifted.name = std::string(slice_name) + "_shifted";
-    shifted.shape = r.g.value(id).shape;
-    const ir::ValueId s = r.g.add_value(std::move(shifted));
+    const ir::ValueId s = rb.value(std::string(slice_name) + "_shifted", r.g.value(id).shape);
     for (auto& n : r.g.nodes)
       for (auto& in : n.inputs)
         if (in == id) in = s;
-    ir::Node add;
-    add.op = Op::Add;
-    add.name = std::string(slice_name) + "_fault";
-    add.inputs = {id, delta((std::string(slice_name) + "_delta").c_str(), id)};
-    add.outputs = {s};
+    ir::Node add = rb.node(Op::Add, std::string(slice_name) + "_fault",
+                           {id, delta((std::string(slice_name) + "_delta").c_str(), id)}, s);
     auto at = std::find_if(r.g.nodes.begin(), r.g.nodes.end(), [&](const ir::Node& n) { return n.name == slice_name; });
     r.g.nodes.insert(at + 1, add);
   }
