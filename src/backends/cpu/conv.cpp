@@ -191,7 +191,7 @@ class ConvKernel final : public Kernel {
                               .k = g.kernel[0], .stride = g.strides[0], .dilation = g.dilations[0],
                               .pad_begin = g.pad_begin[0]};
       try {
-        tiles_ = TiledConv1d(engine_, shape, bias_ != nullptr);
+        tiles_ = TiledConv1d(engine_, shape, bias_ != nullptr, ctx.threads);
       } catch (const dnnl::error&) {
         tiles_ = TiledConv1d();  // the whole-axis primitive below
       }

@@ -20,24 +20,29 @@ using Dims = memory::dims;
 // the seed decoder: 2048 everywhere cost 8% on its 8-channel convs; 8192 there is even).
 constexpr int64_t kTileValues = 2048 * 64;
 constexpr int64_t kMinTileOutputs = 2048, kMaxTileOutputs = 8192;
+// Many threads split each call finer: on the GPU machine's 16 cores the seed decoder took 17.4-18.1
+// ms with the 2-thread tiles, 14.8-14.9 ms at 16384 outputs, 12.9-13.0 ms untiled (bench/RESULTS.md).
+constexpr int64_t kMaxScaledTileOutputs = 16384;
 // The first and last tiles (the padded ones): short, as long as the padding allows.
 constexpr int64_t kEdgeOutputs = 256;
 
 }  // namespace
 
-int64_t conv_tile_outputs(int64_t channels) {
+int64_t conv_tile_outputs(int64_t channels, int threads) {
   static const int64_t fixed = [] {
     const char* env = std::getenv("LOCKSTEP_CPU_CONV_TILE");
     const int64_t v = env ? std::atoll(env) : 0;
     return v >= 16 ? v : 0;
   }();
   if (fixed) return fixed;
-  return std::clamp(kTileValues / std::max<int64_t>(channels, 1), kMinTileOutputs, kMaxTileOutputs);
+  const int64_t base = std::clamp(kTileValues / std::max<int64_t>(channels, 1), kMinTileOutputs, kMaxTileOutputs);
+  const int64_t scale = std::max(1, threads / 2);
+  return scale == 1 ? base : std::min(base * scale, std::max(base, kMaxScaledTileOutputs));
 }
 
-TiledConv1d::TiledConv1d(dnnl::engine& engine, const Conv1dShape& shape, bool bias)
+TiledConv1d::TiledConv1d(dnnl::engine& engine, const Conv1dShape& shape, bool bias, int threads)
     : s_(shape), engine_(&engine) {
-  const int64_t L = conv_tile_outputs(std::max(s_.ci, s_.co));
+  const int64_t L = conv_tile_outputs(std::max(s_.ci, s_.co), threads);
   if (s_.w_out <= L) return;
   const int64_t span = (s_.k - 1) * (s_.dilation + 1) + 1;
   // Short edge tiles take all the padding (primitive cost grows with the tile length), full

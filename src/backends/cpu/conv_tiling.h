@@ -18,15 +18,16 @@ struct Conv1dShape {
   int64_t k = 1, stride = 1, dilation = 0, pad_begin = 0;
 };
 
-// Outputs per tile for a conv of max(C_in, C_out) = `channels`: 2048 at >= 64 channels, up to
-// 8192 for narrow ones (per-call overhead; LOCKSTEP_CPU_CONV_TILE fixes it, for measurements).
-int64_t conv_tile_outputs(int64_t channels);
+// Outputs per tile for a conv of max(C_in, C_out) = `channels` run on `threads` threads: 2048 at
+// >= 64 channels, up to 8192 for narrow ones, times threads/2 (capped at 16384) so that many
+// threads keep enough work per call (LOCKSTEP_CPU_CONV_TILE fixes it, for measurements).
+int64_t conv_tile_outputs(int64_t channels, int threads = 1);
 
 class TiledConv1d {
  public:
   // Tiles for `shape`, or an empty object (tiled() false) when the time axis fits one tile or
   // a tile's input window would be empty. Throws dnnl::error when oneDNN cannot build a tile.
-  TiledConv1d(dnnl::engine& engine, const Conv1dShape& shape, bool bias);
+  TiledConv1d(dnnl::engine& engine, const Conv1dShape& shape, bool bias, int threads = 1);
   TiledConv1d() = default;
 
   bool tiled() const { return !tiles_.empty(); }
@@ -42,10 +43,10 @@ class TiledConv1d {
  private:
   struct Geometry {  // one distinct tile shape: outputs, input window, pads
     int64_t len = 0, win = 0, pad_l = 0, pad_r = 0;
-    dnnl::primitive primitive;
-    dnnl::memory::desc scratch_d;
-    dnnl::memory src, dst;
-    std::unordered_map<int, dnnl::memory> args;
+    dnnl::primitive primitive{};
+    dnnl::memory::desc scratch_d{};
+    dnnl::memory src{}, dst{};
+    std::unordered_map<int, dnnl::memory> args{};
   };
   struct Tile {
     int64_t out0 = 0, in0 = 0;

@@ -96,7 +96,7 @@ class PolyphaseKernel final : public Kernel {
       try {
         tiles_ = TiledConv1d(engine_, Conv1dShape{.n = p.n, .ci = p.ci, .co = oc, .groups = 1, .w_in = p.in_w,
                                                   .w_out = p.groups, .k = J, .stride = 1, .dilation = 0, .pad_begin = J - 1},
-                             b != nullptr);
+                             b != nullptr, ctx.threads);
       } catch (const dnnl::error&) {
         tiles_ = TiledConv1d();  // the whole-axis primitive below
       }
