@@ -38,6 +38,15 @@ ir::Node GraphBuilder::node(ir::Op op, std::string name, std::vector<ir::ValueId
   return n;
 }
 
+ir::ValueId GraphBuilder::append_pad1_conv(const std::string& name, ir::ValueId input,
+                                           ir::ValueId weight, Shape out_shape) {
+  const ir::ValueId out = value(name, std::move(out_shape));
+  ir::Node n = node(ir::Op::Conv, name, {input, weight}, out);
+  n.attrs.set("pads", std::vector<int64_t>{1, 1});
+  g_.nodes.push_back(std::move(n));
+  return out;
+}
+
 bool same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)

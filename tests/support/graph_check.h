@@ -22,6 +22,11 @@ class GraphBuilder {
   // A 1-D int64 constant (Slice starts/ends/axes, Split sizes, ...).
   ir::ValueId ints(const std::string& name, std::vector<int64_t> v);
 
+  // Appends a Conv `name` with pads {1, 1} (a k = 3 conv keeps the length: the channels-last
+  // neighbour of the conv under test); returns its new output value of `out_shape`.
+  ir::ValueId append_pad1_conv(const std::string& name, ir::ValueId input, ir::ValueId weight,
+                               Shape out_shape);
+
   static ir::Node node(ir::Op op, std::string name, std::vector<ir::ValueId> inputs,
                        ir::ValueId output);
   static ir::Node node(ir::Op op, std::string name, std::vector<ir::ValueId> inputs,

@@ -27,9 +27,7 @@ ir::Graph narrow_graph(const Case& c, uint32_t seed, ir::ValueId* mid) {
   };
   ir::ValueId x = b.value("x", {c.n, 8, c.w});
   g.inputs = {x};
-  *mid = b.value("mid", {c.n, c.c, c.w});
-  ir::Node pre = b.node(Op::Conv, "pre", {x, weights("wp", {c.c, 8, 3}, 1)}, *mid);
-  pre.attrs.set("pads", std::vector<int64_t>{1, 1});
+  *mid = b.append_pad1_conv("pre", x, weights("wp", {c.c, 8, 3}, 1), {c.n, c.c, c.w});
   const int64_t out_w = c.w + c.pad_begin + c.pad_end - (c.k - 1) * c.d;
   ir::ValueId out = b.value("out", {c.n, c.co, out_w});
   ir::Node post = b.node(Op::Conv, "post", {*mid, weights("wq", {c.co, c.c, c.k}, 2)}, out);
@@ -37,7 +35,7 @@ ir::Graph narrow_graph(const Case& c, uint32_t seed, ir::ValueId* mid) {
   post.attrs.set("pads", std::vector<int64_t>{c.pad_begin, c.pad_end});
   post.attrs.set("dilations", std::vector<int64_t>{c.d});
   post.epilogue = {{Op::Tanh, ir::kNoValue, false, 0, "tanh"}};
-  g.nodes = {pre, post};
+  g.nodes.push_back(post);
   g.outputs = {out};
   return g;
 }

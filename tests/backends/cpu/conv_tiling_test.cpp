@@ -37,12 +37,8 @@ ir::Graph case_graph(const Case& c, uint32_t seed, ir::ValueId* mid, bool transp
   ir::ValueId x = b.value("x", {c.n, c.ci, c.w});
   g.inputs = {x};
   ir::ValueId src = x;
-  if (c.chained) {
-    src = b.value("pre", {c.n, c.ci, c.w});
-    ir::Node pre = b.node(Op::Conv, "pre", {x, weights("wp", {c.ci, c.ci, 3}, 1)}, src);
-    pre.attrs.set("pads", std::vector<int64_t>{1, 1});
-    g.nodes.push_back(pre);
-  }
+  if (c.chained)
+    src = b.append_pad1_conv("pre", x, weights("wp", {c.ci, c.ci, 3}, 1), {c.n, c.ci, c.w});
   int64_t len = 0;
   if (transpose) {  // polyphase ConvTranspose: stride, kernel, pads
     len = (c.w - 1) * c.stride + c.k - c.pad_begin - c.pad_end;
@@ -64,14 +60,9 @@ ir::Graph case_graph(const Case& c, uint32_t seed, ir::ValueId* mid, bool transp
     t.attrs.set("group", c.group);
     g.nodes.push_back(t);
   }
-  g.outputs = {*mid};
-  if (c.chained) {
-    ir::ValueId out = b.value("post", {c.n, 16, len});
-    ir::Node post = b.node(Op::Conv, "post", {*mid, weights("wq", {16, c.co, 3}, 4)}, out);
-    post.attrs.set("pads", std::vector<int64_t>{1, 1});
-    g.nodes.push_back(post);
-    g.outputs = {out};
-  }
+  g.outputs = {
+      c.chained ? b.append_pad1_conv("post", *mid, weights("wq", {16, c.co, 3}, 4), {c.n, 16, len})
+                : *mid};
   return g;
 }
 

@@ -29,12 +29,8 @@ ir::Graph case_graph(const Case& c, uint32_t seed, ir::ValueId* up) {
   ir::ValueId x = b.value("x", {c.n, c.ci, c.w});
   g.inputs = {x};
   ir::ValueId src = x;
-  if (c.chained) {
-    src = b.value("pre", {c.n, c.ci, c.w});
-    ir::Node pre = b.node(Op::Conv, "pre", {x, weights("wp", {c.ci, c.ci, 3}, 1)}, src);
-    pre.attrs.set("pads", std::vector<int64_t>{1, 1});
-    g.nodes.push_back(pre);
-  }
+  if (c.chained)
+    src = b.append_pad1_conv("pre", x, weights("wp", {c.ci, c.ci, 3}, 1), {c.n, c.ci, c.w});
   *up = b.value("up", {c.n, c.co, out_w});
   std::vector<ir::ValueId> in{src, weights("wt", {c.ci, c.co, c.k}, 2)};
   if (c.bias) in.push_back(weights("bt", {c.co}, 3));
@@ -42,14 +38,9 @@ ir::Graph case_graph(const Case& c, uint32_t seed, ir::ValueId* up) {
   t.attrs.set("strides", std::vector<int64_t>{c.s});
   t.attrs.set("pads", std::vector<int64_t>{c.pad_begin, c.pad_end});
   g.nodes.push_back(t);
-  g.outputs = {*up};
-  if (c.chained) {
-    ir::ValueId out = b.value("post", {c.n, 8, out_w});
-    ir::Node post = b.node(Op::Conv, "post", {*up, weights("wq", {8, c.co, 3}, 4)}, out);
-    post.attrs.set("pads", std::vector<int64_t>{1, 1});
-    g.nodes.push_back(post);
-    g.outputs = {out};
-  }
+  g.outputs = {
+      c.chained ? b.append_pad1_conv("post", *up, weights("wq", {8, c.co, 3}, 4), {c.n, 8, out_w})
+                : *up};
   return g;
 }
 
