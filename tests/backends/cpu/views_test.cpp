@@ -120,7 +120,7 @@ TEST(CpuViews, FaultOnAViewReachesItsReaders) {
         if (in == id) in = s;
     ir::Node add = rb.node(Op::Add, std::string(slice_name) + "_fault",
                            {id, delta((std::string(slice_name) + "_delta").c_str(), id)}, s);
-    auto at = std::find_if(r.g.nodes.begin(), r.g.nodes.end(), [&](const ir::Node& n) { return n.name == slice_name; });
+    auto at = std::find_if(r.g.nodes.begin(), r.g.nodes.end(), [name = std::string(slice_name)](const ir::Node& n) { return n.name == name; });
     r.g.nodes.insert(at + 1, add);
   }
   expect_outputs_match(got, reference::evaluate(r.g, inputs), 48 * 3, "faulted views", kCpuRelL2, kCpuAbsPerTerm);
