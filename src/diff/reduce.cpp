@@ -11,6 +11,7 @@
 #include "core/hash.h"
 #include "core/npy.h"
 #include "diff/extract.h"
+#include "diff/metrics_json.h"
 #include "diff/tolerance.h"
 #include "onnx/export.h"
 
@@ -57,18 +58,6 @@ Recheck recheck(const std::string& model, const Runner& ref, const Runner& test,
     r.diverges = r.diverges || bad;
   }
   return r;
-}
-
-nlohmann::json metrics_json(const Metrics& m) {
-  auto f = [](double x) {
-    return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(std::to_string(x));
-  };
-  return {{"cosine", f(m.cosine)},
-          {"max_abs_delta", f(m.max_abs_delta)},
-          {"rms_ratio", f(m.rms_ratio)},
-          {"rel_l2", f(m.rel_l2)},
-          {"nan_count_test", m.nan_count_test},
-          {"nan_count_ref", m.nan_count_ref}};
 }
 
 void check_out_dir(const std::string& out_dir) {
