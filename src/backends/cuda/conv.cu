@@ -252,27 +252,44 @@ std::vector<uint16_t> reduced_host(const Tensor& t, bool bf16) {
   return out;
 }
 
+// cuDNN descriptors and the forward algorithm for a Conv in `type`. Asymmetric pads leave
+// cuDNN unpadded over an input the caller pads into scratch: xh x xw is that input's extent.
+struct ConvDescriptors {
+  std::shared_ptr<CudnnConv> conv;
+  bool symmetric = true;
+  int64_t xh = 0, xw = 0;
+};
+
+ConvDescriptors describe_conv(Context& ctx, const ir::Node& node, const Geometry& geo, cudnnDataType_t type) {
+  ConvDescriptors d;
+  auto p = d.conv = std::make_shared<CudnnConv>();
+  d.symmetric = geo.pb[0] == geo.pe[0] && geo.pb[1] == geo.pe[1];
+  d.xh = d.symmetric ? geo.in[0] : geo.in[0] + geo.pb[0] + geo.pe[0];
+  d.xw = d.symmetric ? geo.in[1] : geo.in[1] + geo.pb[1] + geo.pe[1];
+  set4d(p->x, geo.n, geo.c_in, d.xh, d.xw, node.name, type);
+  set4d(p->y, geo.n, geo.c_out, geo.out[0], geo.out[1], node.name, type);
+  check_cudnn(cudnnSetFilter4dDescriptor(p->w, type, CUDNN_TENSOR_NCHW, static_cast<int>(geo.c_out),
+                                         static_cast<int>(geo.c_in / geo.group), static_cast<int>(geo.k[0]), static_cast<int>(geo.k[1])),
+              "filter descriptor", node.name);
+  set_conv(*p, geo, d.symmetric ? geo.pb[0] : 0, d.symmetric ? geo.pb[1] : 0, node.name, ctx.precision);
+  int dims[4];
+  check_cudnn(cudnnGetConvolutionNdForwardOutputDim(p->conv, p->x, p->w, 4, dims), "output dims", node.name);
+  if (dims[0] != geo.n || dims[1] != geo.c_out || dims[2] != geo.out[0] || dims[3] != geo.out[1])
+    throw Error(ErrorCode::Internal, "cuda: cuDNN's Conv output shape disagrees with shape inference", node.name, "Conv");
+  choose_fwd(ctx, *p, node.name);
+  return d;
+}
+
 void record_conv_forward_reduced(Context& ctx, int node_index, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
   const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
   const Geometry geo = geometry(g, node);
   const bool bf16 = ctx.precision == Precision::kBf16;
   const cudnnDataType_t type = bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
-  auto p = std::make_shared<CudnnConv>();
-  const bool symmetric = geo.pb[0] == geo.pe[0] && geo.pb[1] == geo.pe[1];
-  const int64_t xh = symmetric ? geo.in[0] : geo.in[0] + geo.pb[0] + geo.pe[0];
-  const int64_t xw = symmetric ? geo.in[1] : geo.in[1] + geo.pb[1] + geo.pe[1];
-  set4d(p->x, geo.n, geo.c_in, xh, xw, node.name, type);
-  set4d(p->y, geo.n, geo.c_out, geo.out[0], geo.out[1], node.name, type);
-  check_cudnn(cudnnSetFilter4dDescriptor(p->w, type, CUDNN_TENSOR_NCHW, static_cast<int>(geo.c_out),
-                                         static_cast<int>(geo.c_in / geo.group), static_cast<int>(geo.k[0]), static_cast<int>(geo.k[1])),
-              "filter descriptor", node.name);
-  set_conv(*p, geo, symmetric ? geo.pb[0] : 0, symmetric ? geo.pb[1] : 0, node.name, ctx.precision);
-  int dims[4];
-  check_cudnn(cudnnGetConvolutionNdForwardOutputDim(p->conv, p->x, p->w, 4, dims), "output dims", node.name);
-  if (dims[0] != geo.n || dims[1] != geo.c_out || dims[2] != geo.out[0] || dims[3] != geo.out[1])
-    throw Error(ErrorCode::Internal, "cuda: cuDNN's Conv output shape disagrees with shape inference", node.name, "Conv");
-  choose_fwd(ctx, *p, node.name);
+  const ConvDescriptors d = describe_conv(ctx, node, geo, type);
+  const std::shared_ptr<CudnnConv> p = d.conv;
+  const bool symmetric = d.symmetric;
+  const int64_t xh = d.xh, xw = d.xw;
   const ir::ValueId x = node.inputs[0], w = node.inputs[1];
   const ir::ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : ir::kNoValue;
   // Scratch: [x in 2 bytes | y in 2 bytes | w in 2 bytes when w is not a constant].
@@ -323,21 +340,10 @@ void record_conv_forward(Context& ctx, int node_index, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
   const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
   const Geometry geo = geometry(g, node);
-  auto p = std::make_shared<CudnnConv>();
-  const bool symmetric = geo.pb[0] == geo.pe[0] && geo.pb[1] == geo.pe[1];
-  const int64_t xh = symmetric ? geo.in[0] : geo.in[0] + geo.pb[0] + geo.pe[0];
-  const int64_t xw = symmetric ? geo.in[1] : geo.in[1] + geo.pb[1] + geo.pe[1];
-  set4d(p->x, geo.n, geo.c_in, xh, xw, node.name);
-  set4d(p->y, geo.n, geo.c_out, geo.out[0], geo.out[1], node.name);
-  check_cudnn(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(geo.c_out),
-                                         static_cast<int>(geo.c_in / geo.group), static_cast<int>(geo.k[0]), static_cast<int>(geo.k[1])),
-              "filter descriptor", node.name);
-  set_conv(*p, geo, symmetric ? geo.pb[0] : 0, symmetric ? geo.pb[1] : 0, node.name, ctx.precision);
-  int dims[4];
-  check_cudnn(cudnnGetConvolutionNdForwardOutputDim(p->conv, p->x, p->w, 4, dims), "output dims", node.name);
-  if (dims[0] != geo.n || dims[1] != geo.c_out || dims[2] != geo.out[0] || dims[3] != geo.out[1])
-    throw Error(ErrorCode::Internal, "cuda: cuDNN's Conv output shape disagrees with shape inference", node.name, "Conv");
-  choose_fwd(ctx, *p, node.name);
+  const ConvDescriptors d = describe_conv(ctx, node, geo, CUDNN_DATA_FLOAT);
+  const std::shared_ptr<CudnnConv> p = d.conv;
+  const bool symmetric = d.symmetric;
+  const int64_t xh = d.xh, xw = d.xw;
   const ir::ValueId x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
   const Context* c = &ctx;
   if (!symmetric) {  // asymmetric pads: pad into scratch, then an unpadded convolution
