@@ -17,10 +17,6 @@
 namespace lockstep::gpu_test {
 namespace {
 
-using cpu_test::In;
-using cpu_test::node_graph;
-using cpu_test::random_tensor;
-using cpu_test::runtime_inputs;
 using ir::Op;
 
 // 3xTF32 with per-chunk IEEE flushes measured rel L2 1.4e-7..2.7e-7 for reductions up to

@@ -8,11 +8,6 @@
 namespace lockstep::gpu_test {
 namespace {
 
-using cpu_test::In;
-using cpu_test::node_graph;
-using cpu_test::random_tensor;
-using cpu_test::runtime_inputs;
-
 ir::Attributes conv_attrs() {
   ir::Attributes a;
   a.set("pads", std::vector<int64_t>{2, 2});

@@ -14,6 +14,12 @@
 
 namespace lockstep::gpu_test {
 
+// The CPU tests' graph builders, shared by the GPU tests.
+using cpu_test::In;
+using cpu_test::node_graph;
+using cpu_test::random_tensor;
+using cpu_test::runtime_inputs;
+
 // float32 on the GPU against float64: cuDNN/cuBLAS sum in another order than the CPU, so the
 // bars are a little wider than the CPU tests' (still float32 rounding, far from TF32's 1e-3).
 inline constexpr double kGpuRelL2 = 2e-6;

@@ -7,11 +7,6 @@
 namespace lockstep::gpu_test {
 namespace {
 
-using cpu_test::In;
-using cpu_test::node_graph;
-using cpu_test::random_tensor;
-using cpu_test::runtime_inputs;
-
 using ir::Op;
 
 ir::Attributes attrs(std::initializer_list<std::pair<std::string, ir::Attribute>> list) {
