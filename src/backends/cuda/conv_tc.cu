@@ -10,6 +10,7 @@
 
 #include "backends/cuda/conv_tc_kernel.h"
 #include "backends/cuda/families.h"
+#include "ir/infer_rules.h"
 
 namespace lockstep::cuda {
 namespace {
@@ -36,23 +37,10 @@ struct SplitWeights {
   }
 };
 
-// ONNX pad_begin of a 1-D Conv (stride 1): explicit pads or auto_pad.
-int64_t pad_begin(const ir::Node& node, int64_t t_in, int64_t t_out, int64_t span) {
-  const std::string auto_pad = node.attrs.get_string("auto_pad", "NOTSET");
-  if (auto_pad == "VALID") return 0;
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    const int64_t total = std::max<int64_t>(0, t_out - 1 + span - t_in);
-    return auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-  }
-  const std::vector<int64_t> pads = node.attrs.get_ints("pads");
-  return pads.empty() ? 0 : pads[0];
-}
-
 // How many leading epilogue steps the kernel's store applies (Add of a same-shape float operand,
 // LeakyRelu, Relu; at most one Add), filling p.post / p.alpha; the operand of the Add in *z.
 size_t fuse_post(const ir::Graph& g, const ir::Node& node, tc::Params& p, ir::ValueId* z) {
-  const char* env = std::getenv("LOCKSTEP_CUDA_CONV_TC_FUSE");
-  if (env && std::strcmp(env, "0") == 0) return 0;
+  if (env_is("LOCKSTEP_CUDA_CONV_TC_FUSE", "0")) return 0;
   const Shape& out = g.value(node.outputs[0]).shape;
   size_t n = 0;
   for (; n < node.epilogue.size() && n < static_cast<size_t>(tc::kMaxPost); ++n) {
@@ -82,8 +70,7 @@ bool fail(std::string* why_not, const char* why) {
 }  // namespace
 
 bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precision, std::string* why_not) {
-  if (const char* env = std::getenv("LOCKSTEP_CUDA_CONV_TC"); env && std::strcmp(env, "0") == 0)
-    return fail(why_not, "LOCKSTEP_CUDA_CONV_TC=0");
+  if (env_is("LOCKSTEP_CUDA_CONV_TC", "0")) return fail(why_not, "LOCKSTEP_CUDA_CONV_TC=0");
   if (node.op != ir::Op::Conv) return fail(why_not, "not a Conv");
   if (precision != Precision::kFp32) return fail(why_not, "fast precision modes keep cuDNN's tensor-op paths");
   if (node.inputs.size() < 2 || node.outputs.empty()) return fail(why_not, "missing inputs");
@@ -93,12 +80,12 @@ bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precis
   if (xv.shape.size() != 3 || wv.shape.size() != 3 || yv.shape.size() != 3) return fail(why_not, "not 1-D");
   if (device_dtype(xv.dtype) != DType::Float32) return fail(why_not, "not float");
   if (!wv.constant.defined()) return fail(why_not, "weights are not a constant");
-  if (node.attrs.get_int("group", 1) != 1) return fail(why_not, "grouped");
-  for (int64_t s : node.attrs.get_ints("strides")) if (s != 1) return fail(why_not, "stride != 1");
+  const ir::ConvGeometry geo = ir::conv_geometry(node, xv.shape, wv.shape);  // pads with auto_pad resolved
+  if (geo.group != 1) return fail(why_not, "grouped");
+  if (geo.strides[0] != 1) return fail(why_not, "stride != 1");
   const int64_t n = xv.shape[0], cin = xv.shape[1], t_in = xv.shape[2], cout = wv.shape[0], ks = wv.shape[2];
   const int64_t t_out = yv.shape[2];
-  const std::vector<int64_t> dil = node.attrs.get_ints("dilations");
-  const int64_t d = dil.empty() ? 1 : dil[0];
+  const int64_t d = geo.dilations[0];
   if (wv.shape[1] != cin || yv.shape[1] != cout) return fail(why_not, "channel mismatch");
   // Kernel size 1 stays opt-in (LOCKSTEP_CUDA_CONV_TC_K1=1): 6-9x faster than cuDNN in the probe on
   // the flow's 1x1 shapes, but at model level (H200, 1024 frames) seed -0.1 ms, low and ljs +0.1 ms.
@@ -109,7 +96,7 @@ bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precis
   const int64_t min_cin = small_ok ? kMinChannelsSmall : kMinChannels, min_cout = small_ok ? 1 : kMinChannels;
   if (cin < min_cin || cout < min_cout || n * t_out < kMinSteps) return fail(why_not, "below the measured size range");
   if (d < 1 || (ks - 1) * d > 4096) return fail(why_not, "dilation out of range");
-  const int64_t pb = pad_begin(node, t_in, t_out, (ks - 1) * d + 1);
+  const int64_t pb = geo.pad_begin[0];
   if (pb < 0 || pb > (ks - 1) * d) return fail(why_not, "pad outside [0, (k-1)*d]");
   if (cin * t_in >= (int64_t{1} << 31) || cout * t_out >= (int64_t{1} << 31) || n > 65535)
     return fail(why_not, "too large for 32-bit indices");
@@ -129,14 +116,14 @@ void record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   const ir::Value& wv = g.value(node.inputs[1]);
   const int n = static_cast<int>(xv.shape[0]), cin = static_cast<int>(xv.shape[1]), t_in = static_cast<int>(xv.shape[2]);
   const int cout = static_cast<int>(wv.shape[0]), ks = static_cast<int>(wv.shape[2]);
-  const std::vector<int64_t> dil = node.attrs.get_ints("dilations");
+  const ir::ConvGeometry geo = ir::conv_geometry(node, xv.shape, wv.shape);
   tc::Params base{};
   base.cin = cin;
   base.cout = cout;
   base.t_in = t_in;
   base.t_out = static_cast<int>(g.value(node.outputs[0]).shape[2]);
-  base.dil = dil.empty() ? 1 : static_cast<int>(dil[0]);
-  base.pad = static_cast<int>(pad_begin(node, t_in, base.t_out, (ks - 1) * base.dil + 1));
+  base.dil = static_cast<int>(geo.dilations[0]);
+  base.pad = static_cast<int>(geo.pad_begin[0]);
   int optin = 0, sms = 0, device = 0;
   check_cuda(cudaGetDevice(&device), "current device", node.name);
   check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "shared memory limit", node.name);
