@@ -4,7 +4,8 @@
 # with the packaged folder (bench/gpu/package.sh) carried as build-gpurun/. Logs go to $OUT.
 # STEPS (default "tests check bench") picks parts; also "fast" (check/compare in the reduced-precision
 # modes), "probe" (the 3xTF32 convolution probe, build-gpurun/conv3xtf32_probe when packed) and
-# "scaling" (time against frames and batch, bench/gpu/scaling_gpu.py).
+# "scaling" (time against frames and batch, bench/gpu/scaling_gpu.py), "profile" (per-kernel GPU
+# time in graph replay, bench/gpu/profile_gpu.py).
 set -uo pipefail
 PKG=${PKG:-build-gpurun}
 OUT=${OUT:-/tmp/gpu_out}
@@ -55,6 +56,10 @@ scaling)
   timeout ${SCALING_TIMEOUT:-270} python3 bench/gpu/scaling_gpu.py --bin "$PKG" --tools /tmp/gpurun/tools \
     --work /tmp/gpurun/scaling --out "$OUT" --budget-s ${SCALING_BUDGET_S:-200} ${SCALING_ARGS:-} 2>&1 \
     | grep --line-buffered -v -i "deprecat\|torch.onnx.export\|warn" | tee "$OUT/scaling.log" ;;
+profile)
+  # Per-kernel GPU time in graph replay for each preset and VARIANTS (bench/gpu/profile_gpu.py).
+  timeout ${PROFILE_TIMEOUT:-300} python3 bench/gpu/profile_gpu.py --bin "$PKG" --tools /tmp/gpurun/tools \
+    --work /tmp/gpurun/profile --out "$OUT/profile.log" 2>&1 | grep --line-buffered "^===" | tee "$OUT/profile_summary.log" ;;
 probe)
   [ -x "$PKG/conv3xtf32_probe" ] && timeout 120 "$PKG/conv3xtf32_probe" 2>&1 | tee "$OUT/probe.log" ;;
 bench)

@@ -62,6 +62,9 @@ class Executable {
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options = {}) = 0;
   virtual const ir::Graph& graph() const = 0;  // the compiled (simplified, fused, planned) graph
   virtual std::string backend_name() const = 0;
+  // Device time of the last run's kernels, without its host<->device copies, where the backend
+  // measures it (cuda, graph replay); nullopt elsewhere. For comparing with peers timed on-device.
+  virtual std::optional<double> last_device_ms() const { return std::nullopt; }
 };
 
 class Backend {

@@ -56,9 +56,9 @@ TEST(CudaConvTc, RoutesOnlyTheMeasuredShapes) {
       {1, 60, 64, 1024, 3, 1, 1, 1, true, nullptr},   // C_in % 8
       {1, 64, 64, 1026, 3, 1, 1, 1, true, nullptr},   // T_in % 4
       {1, 64, 64, 1024, 4, 1, 1, 2, true, nullptr},   // kernel 4
-      {1, 8, 16, 1020, 3, 1, 1, 1, true, nullptr},    // T_in % 4 with small channels
+      {1, 8, 16, 1022, 3, 1, 1, 1, true, nullptr},    // T_in % 4 with small channels
       {1, 64, 64, 1024, 1, 1, 0, 0, true, nullptr},   // kernel 1: opt-in only (mixed at model level)
-      {1, 64, 64, 256, 3, 1, 1, 1, true, nullptr},    // N*T_out below 1024
+      {1, 64, 64, 64, 3, 1, 1, 1, true, nullptr},     // N*T_out below 128
   };
   for (const Case& c : no) {
     ir::Graph h = conv_graph(c, 2, in);
@@ -230,6 +230,73 @@ TEST(CudaConvTc, Kernel1AndSmallChannelsMatchFloat64Reference) {
     EXPECT_TRUE(same_bits(got, exe->run(inputs)[0])) << describe(c) << ": a second run changed the bits";
   }
   unsetenv("LOCKSTEP_CUDA_CONV_TC_K1");
+}
+
+// Split reductions (grids that would leave SMs idle: the flows' convs, short inputs): each chunk
+// range's sums merge in split order in a second kernel. Same bar, same bits run to run, bias and
+// fused epilogue steps applied once, after the merge.
+TEST(CudaConvTc, SplitReductionsMatchFloat64Reference) {
+  LOCKSTEP_REQUIRE_GPU();
+  struct SplitCase {
+    Case c;
+    int splits;  // what choose_splits gives (a function of the shape alone)
+  };
+  using cuda::tc::TileKind;
+  const SplitCase cases[] = {
+      {{1, 192, 384, 1024, 5, 1, 2, 2, true, nullptr}, 4},   // flow in_layer at 1024 frames
+      {{1, 192, 384, 128, 5, 1, 2, 2, true, nullptr}, 8},    // the same at 128 frames
+      {{2, 96, 192, 132, 3, 2, 2, 2, false, nullptr}, 4},    // batch 2, partial tiles, dilation 2
+      {{1, 192, 384, 1024, 1, 1, 0, 0, true, nullptr}, 2},   // flow res_skip 1x1 (kernel 1 opt-in)
+      {{1, 512, 64, 256, 7, 1, 3, 3, true, nullptr}, 8},     // K = 3584 over eight ranges
+  };
+  setenv("LOCKSTEP_CUDA_CONV_TC_K1", "1", 1);
+  uint32_t seed = 500;
+  for (const SplitCase& sc : cases) {
+    const Case& c = sc.c;
+    const TileKind tile = cuda::tc::choose_tile(c.n, c.cout, c.t, c.k, 132);
+    EXPECT_EQ(cuda::tc::choose_splits(c.n, c.cin, c.cout, c.t, c.k, tile), sc.splits) << describe(c);
+    std::vector<In> in;
+    ir::Graph g = conv_graph(c, seed += 10, in);
+    std::string why;
+    ASSERT_TRUE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32, &why)) << describe(c) << ": " << why;
+    auto exe = cuda::backend().compile(g, Options{});
+    const std::vector<Tensor> inputs = runtime_inputs(in);
+    const Tensor got = exe->run(inputs)[0];
+    const Tensor want = reference::evaluate(g, inputs)[0];
+    const cpu_test::Diff d = cpu_test::diff(got, want);
+    EXPECT_TRUE(d.finite) << describe(c);
+    EXPECT_LE(d.rel_l2, kTcRelL2) << describe(c);
+    EXPECT_TRUE(same_bits(got, exe->run(inputs)[0])) << describe(c) << ": a second run changed the bits";
+    setenv("LOCKSTEP_CUDA_CONV_TC_SPLIT", "0", 1);
+    auto unsplit = cuda::backend().compile(g, Options{});
+    unsetenv("LOCKSTEP_CUDA_CONV_TC_SPLIT");
+    const cpu_test::Diff du = cpu_test::diff(unsplit->run(inputs)[0], want);
+    EXPECT_LE(du.rel_l2, kTcRelL2) << describe(c) << " unsplit";
+    std::printf("[conv_tc] %s in %d ranges: rel L2 %.3g vs float64 (unsplit %.3g)\n", describe(c).c_str(), sc.splits,
+                d.rel_l2, du.rel_l2);
+  }
+  unsetenv("LOCKSTEP_CUDA_CONV_TC_K1");
+  // Bias, the residual Add and LeakyRelu once after the merge: the bits of the separate epilogue.
+  const Case c{1, 128, 128, 512, 7, 3, 9, 9, true, nullptr};
+  ASSERT_GT(cuda::tc::choose_splits(c.n, c.cin, c.cout, c.t, c.k, cuda::tc::choose_tile(c.n, c.cout, c.t, c.k, 132)), 1);
+  std::vector<In> in;
+  ir::Graph g = conv_graph(c, 601, in);
+  ir::Value zv;
+  zv.name = "residual";
+  zv.dtype = DType::Float32;
+  zv.shape = {1, 128, 512};
+  const ir::ValueId z = g.add_value(std::move(zv));
+  g.inputs.push_back(z);
+  g.nodes[0].epilogue = {ir::EpilogueStep{Op::Add, z, true, 0.0f, "add_residual"},
+                         ir::EpilogueStep{Op::LeakyRelu, ir::kNoValue, false, 0.1f, "leaky"}};
+  std::vector<Tensor> inputs = runtime_inputs(in);
+  inputs.push_back(random_tensor({1, 128, 512}, 602));
+  const Tensor fused = cuda::backend().compile(g, Options{})->run(inputs)[0];
+  EXPECT_LE(cpu_test::diff(fused, reference::evaluate(g, inputs)[0]).rel_l2, kTcRelL2);
+  setenv("LOCKSTEP_CUDA_CONV_TC_FUSE", "0", 1);
+  const Tensor separate = cuda::backend().compile(g, Options{})->run(inputs)[0];
+  unsetenv("LOCKSTEP_CUDA_CONV_TC_FUSE");
+  EXPECT_TRUE(same_bits(fused, separate)) << "the split path's fused epilogue changed the bits";
 }
 
 }  // namespace

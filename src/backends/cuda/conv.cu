@@ -333,10 +333,10 @@ void record_conv_forward(Context& ctx, int node_index, NodeProgram& program) {
     record_conv_forward_reduced(ctx, node_index, program);
     return;
   }
-  if (conv_tc_eligible(ctx.graph(), ctx.graph().nodes[static_cast<size_t>(node_index)], ctx.precision)) {
-    record_conv_tc(ctx, node_index, program);  // strict fp32 on tensor cores (3xTF32), see conv_tc.h
+  // Strict fp32 on tensor cores (3xTF32), see conv_tc.h.
+  if (conv_tc_eligible(ctx.graph(), ctx.graph().nodes[static_cast<size_t>(node_index)], ctx.precision) &&
+      record_conv_tc(ctx, node_index, program))
     return;
-  }
   const ir::Graph& g = ctx.graph();
   const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
   const Geometry geo = geometry(g, node);

@@ -17,7 +17,9 @@ namespace {
 
 // Measured range (H200, probe 2026-11-30): channels 32..512, 1024..262144 steps.
 constexpr int64_t kMinChannels = 32;
-constexpr int64_t kMinSteps = 1024;
+// Split reductions (choose_splits) keep short inputs busy too: the floor went from 1024 to 128
+// output steps when they came in (LOCKSTEP_CUDA_CONV_TC_MIN_STEPS overrides, for measuring).
+constexpr int64_t kMinSteps = 128;
 // Down to C_in = 8, C_out = 1 (the decoders' last stages and conv_post) unless
 // LOCKSTEP_CUDA_CONV_TC_SMALL=0: H200 2026-11-30, kernel 1.4-4.7x faster than cuDNN FMA on
 // 8/16-channel shapes, seed at 1024 frames 5.37 -> 3.73 ms, low 3.68 -> 3.57, ljs 16.68 -> 16.61.
@@ -94,11 +96,13 @@ bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precis
   if (cin % tc::kChunk != 0 || t_in % 4 != 0) return fail(why_not, "C_in % 8 or T_in % 4 not 0");
   const bool small_ok = !env_is("LOCKSTEP_CUDA_CONV_TC_SMALL", "0");
   const int64_t min_cin = small_ok ? kMinChannelsSmall : kMinChannels, min_cout = small_ok ? 1 : kMinChannels;
-  if (cin < min_cin || cout < min_cout || n * t_out < kMinSteps) return fail(why_not, "below the measured size range");
+  const char* steps_env = std::getenv("LOCKSTEP_CUDA_CONV_TC_MIN_STEPS");
+  const int64_t min_steps = steps_env && *steps_env ? std::atoll(steps_env) : kMinSteps;
+  if (cin < min_cin || cout < min_cout || n * t_out < min_steps) return fail(why_not, "below the measured size range");
   if (d < 1 || (ks - 1) * d > 4096) return fail(why_not, "dilation out of range");
   const int64_t pb = geo.pad_begin[0];
   if (pb < 0 || pb > (ks - 1) * d) return fail(why_not, "pad outside [0, (k-1)*d]");
-  if (cin * t_in >= (int64_t{1} << 31) || cout * t_out >= (int64_t{1} << 31) || n > 65535)
+  if (cin * t_in >= (int64_t{1} << 31) || cout * t_out >= (int64_t{1} << 31) || n > 65535 / tc::kMaxSplits)
     return fail(why_not, "too large for 32-bit indices");
   // The weight split keeps an infinite weight whole in hi with lo = 0, and ah*bl = inf*0 would be
   // NaN where float64 gives +-inf: non-finite weights stay on cuDNN.
@@ -109,7 +113,7 @@ bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precis
   return true;
 }
 
-void record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
+bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
   const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
   const ir::Value& xv = g.value(node.inputs[0]);
@@ -130,9 +134,11 @@ void record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count", node.name);
   const tc::TileKind tile = tc::choose_tile(n, cout, base.t_out, ks, sms);
   tc::geometry(base, ks, tc::tile_bn(tile));
-  const size_t smem = tc::smem_bytes(base, ks, tc::stages_for(ks), tc::tile_bm(tile));
-  if (smem > static_cast<size_t>(optin))
-    throw Error(ErrorCode::Internal, "cuda: the tensor-core Conv needs more shared memory than this device has", node.name, "Conv");
+  base.splits = env_is("LOCKSTEP_CUDA_CONV_TC_SPLIT", "0") ? 1 : tc::choose_splits(n, cin, cout, base.t_out, ks, tile);
+  const size_t partial_bytes = tc::split_partial_floats(n, cout, base.t_out, base.splits) * sizeof(float);
+  ctx.need_workspace(partial_bytes);
+  const size_t smem = tc::smem_bytes(base, ks, tc::stages_for(ks, tile), tc::tile_bm(tile));
+  if (smem > static_cast<size_t>(optin)) return false;  // very long dilations: cuDNN takes it
   check_cuda(tc::prepare(optin), "tensor-core conv shared memory opt-in", node.name);
   // Split once here: weights are constants (float32 on the device, as cuDNN would read them).
   const Tensor wf = wv.constant.dtype() == DType::Float32 ? wv.constant : wv.constant.to(DType::Float32);
@@ -149,18 +155,21 @@ void record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   const Context* c = &ctx;
   const std::string name = node.name;
   const std::string kernel = "conv1d_3xtf32_k" + std::to_string(ks) + "_tile" + std::to_string(tc::tile_bm(tile)) + "x" +
-                             std::to_string(tc::tile_bn(tile)) + (fused ? "+epilogue" + std::to_string(fused) : "");
+                             std::to_string(tc::tile_bn(tile)) +
+                             (base.splits > 1 ? "_split" + std::to_string(base.splits) : "") + (fused ? "+epilogue" + std::to_string(fused) : "");
   program.launches.push_back({kernel, [=](cudaStream_t s) {
     tc::Params p = base;
     p.x = c->fptr(x);
     p.y = c->fptr(y);
     p.bias = bias == ir::kNoValue ? nullptr : c->fptr(bias);
     p.z = z == ir::kNoValue ? nullptr : c->fptr(z);
+    p.partial = partial_bytes ? static_cast<float*>(c->workspace()) : nullptr;
     (void)split;  // keeps the split weights alive with the program
     check_cuda(tc::launch(p, ks, tile, n, s), "tensor-core conv launch", name);
   }});
   recorded.fetch_add(1);
   record_epilogue(ctx, node_index, program, ir::kNoValue, fused);
+  return true;
 }
 
 int conv_tc_recorded_count() { return recorded.load(); }

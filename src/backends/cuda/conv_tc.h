@@ -14,8 +14,9 @@ namespace lockstep::cuda {
 // LOCKSTEP_CUDA_CONV_TC_K1=1 adds kernel 1 (opt-in). Otherwise `why_not` (if given) says why.
 bool conv_tc_eligible(const ir::Graph& graph, const ir::Node& node, Precision precision, std::string* why_not = nullptr);
 
-// Records the node's convolution (bias fused) and its epilogue. Requires conv_tc_eligible.
-void record_conv_tc(Context& ctx, int node_index, NodeProgram& program);
+// Records the node's convolution (bias fused) and its epilogue. Requires conv_tc_eligible. False
+// (nothing recorded) when the tile's shared memory exceeds the device's: the caller takes cuDNN.
+bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program);
 
 // Test hook: Conv nodes this process recorded on the tensor-core path.
 int conv_tc_recorded_count();

@@ -14,6 +14,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -45,6 +46,10 @@ struct Params {
   float alpha;
   int cin, cout, t_in, t_out, dil, pad;
   int xw, ng, r;      // shared row stride, 16-byte granules per row, (-pad) mod 4 (set by geometry)
+  // Split reduction (choose_splits): splits > 1 divides the 8-channel chunks into `splits` ranges,
+  // one block row each; blocks write their unmerged sums to `partial` and split_reduce finishes.
+  int splits = 1;
+  float* partial = nullptr;  // [n][splits][2 (acc, small)][cout][t_out]
 };
 
 // Split weights: [mb16][chunk][hl][k][lane][4] (mb16 = 16-row block of cout, hl = hi/lo), so each
@@ -69,12 +74,24 @@ inline void geometry(Params& p, int ks, int bn) {
 // Per kernel size: pipeline stages, min 256-thread blocks per SM (2 caps registers at 128),
 // tap-loop unroll. Chosen from the probe's sweep (bench/gpu/conv3xtf32_probe.cu).
 template <int KS> struct Config;
+#ifndef LOCKSTEP_TC_DEEP_SHORT
+#define LOCKSTEP_TC_DEEP_SHORT 6
+#endif
+#ifndef LOCKSTEP_TC_DEEP_LONG
+#define LOCKSTEP_TC_DEEP_LONG 4
+#endif
+inline constexpr int kDeepStagesShort = LOCKSTEP_TC_DEEP_SHORT, kDeepStagesLong = LOCKSTEP_TC_DEEP_LONG;
 template <> struct Config<1> { static constexpr int stages = 3, minb = 2, unroll = 1; };  // not yet measured
 template <> struct Config<3> { static constexpr int stages = 3, minb = 2, unroll = 3; };
 template <> struct Config<5> { static constexpr int stages = 3, minb = 2, unroll = 5; };
 template <> struct Config<7> { static constexpr int stages = 2, minb = 2, unroll = 1; };
 template <> struct Config<11> { static constexpr int stages = 2, minb = 2, unroll = 1; };
-inline int stages_for(int ks) {
+// The 4-warp 64x64 tile runs one block per SM on small grids, where each chunk's split weights
+// (up to 44 KB at k11) come from L2 with nothing else to hide the latency: a deeper ring.
+template <int KS, int WM, int WN>
+inline constexpr int kStages = (WM == 2 && WN == 2) ? (KS <= 5 ? kDeepStagesShort : kDeepStagesLong) : Config<KS>::stages;
+inline int stages_for(int ks, TileKind tile) {
+  if (tile == TileKind::k64x64) return ks <= 5 ? kDeepStagesShort : kDeepStagesLong;
   return ks == 1 ? Config<1>::stages : ks == 3 ? Config<3>::stages : ks == 5 ? Config<5>::stages : ks == 7 ? Config<7>::stages : Config<11>::stages;
 }
 inline size_t smem_bytes(const Params& p, int ks, int stages, int bm) {
@@ -91,6 +108,25 @@ inline TileKind choose_tile(int n, int cout, int t_out, int ks, int sms) {
   const long blocks = static_cast<long>(n) * ((cout + 63) / 64) * ((t_out + 127) / 128);
   if (2 * blocks <= sms) return TileKind::k64x64;
   return ks >= 5 && cout % 32 == 0 ? TileKind::k32x256 : TileKind::k64x128;
+}
+
+// Reduction splits for grids that leave SMs idle (the flows' convs at 1024 frames fill 96 of 132
+// SMs with one 4-warp block each): enough ranges to reach kSplitTargetBlocks, each range at least
+// kSplitMinTaps channel-taps deep. A function of the shape alone (not of the device), so the bits
+// are the same on every GPU; splits change the summation order, so they are part of the numerics.
+inline constexpr long kSplitTargetBlocks = 384;
+inline constexpr int kSplitMinTaps = 64, kMaxSplits = 8;
+inline int choose_splits(int n, int cin, int cout, int t_out, int ks, TileKind tile) {
+  // The 8-warp tiles lost 5-70% when split (H200, 2026-11-30: ljs 16.79 -> 17.07 ms, seed 3.81 -> 4.18).
+  if (tile != TileKind::k64x64) return 1;
+  const long blocks = static_cast<long>(n) * ((cout + tile_bm(tile) - 1) / tile_bm(tile)) * ((t_out + tile_bn(tile) - 1) / tile_bn(tile));
+  const int chunks = cin / kChunk, min_chunks = (kSplitMinTaps + kChunk * ks - 1) / (kChunk * ks);
+  int splits = 1;
+  while (splits < kMaxSplits && blocks * splits < kSplitTargetBlocks && chunks / (2 * splits) >= min_chunks) splits *= 2;
+  return splits;
+}
+inline size_t split_partial_floats(int n, int cout, int t_out, int splits) {
+  return splits > 1 ? static_cast<size_t>(n) * splits * 2 * cout * t_out : 0;
 }
 
 // The kernel sizes with an instantiation; others are not supported (conv_tc.cu checks first).
@@ -125,6 +161,18 @@ __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_grou
 template <int N>
 __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
+// Bias and the fused leading epilogue steps on one merged output (`z` points at its residual).
+__device__ __forceinline__ float finish(const Params& p, float v, int co, const float* z) {
+  if (p.bias) v = v + p.bias[co];
+#pragma unroll
+  for (int s = 0; s < kMaxPost; ++s) {  // as elementwise.cu's epilogue: same float ops, same bits
+    if (p.post[s] == kPostAdd) v = v + *z;
+    else if (p.post[s] == kPostLeaky) v = v >= 0.0f ? v : v * p.alpha;
+    else if (p.post[s] == kPostRelu) v = v > 0.0f ? v : 0.0f;
+  }
+  return v;
+}
+
 // Activations stream through a STAGES-deep cp.async ring of 8-channel chunks (16-byte copies,
 // zero fill outside [0, t_in): t_in % 4 == 0 makes every granule all-in or all-out), with the
 // chunk's split weights beside them ([mb][hl][k][lane][4], as in global memory). grid (t, cout, n).
@@ -139,10 +187,12 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
   const int wm = (warp / WN) * 32, wn = (warp % WN) * 32;
   const int chunks = p.cin / kChunk, mb_total = (p.cout + 15) / 16, mb0 = co0 / 16;
-  const float* x = p.x + static_cast<size_t>(blockIdx.z) * p.cin * p.t_in;
+  const int batch = blockIdx.z / p.splits, split = blockIdx.z % p.splits;
+  const int c_begin = split * chunks / p.splits, c_end = (split + 1) * chunks / p.splits;
+  const float* x = p.x + static_cast<size_t>(batch) * p.cin * p.t_in;
   const int a0 = t0 - p.pad - p.r;  // first column held in shared memory (a multiple of 4)
   auto load = [&](int chunk, int s) {
-    if (chunk < chunks) {
+    if (chunk < c_end) {
       float* xs = tc_smem + s * stage;
       for (int i = threadIdx.x; i < kChunk * p.ng; i += T::threads) {
         const int row = i / p.ng, gi = i % p.ng, t = a0 + gi * 4;
@@ -161,11 +211,11 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
   };
   float acc[2][4][4] = {}, small[2][4][4] = {};
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) load(s, s);
-  for (int c = 0; c < chunks; ++c) {
+  for (int s = 0; s < STAGES - 1; ++s) load(c_begin + s, s);
+  for (int c = 0; c < c_end - c_begin; ++c) {
     cp_wait<STAGES - 2>();
     __syncthreads();
-    load(c + STAGES - 1, (c + STAGES - 1) % STAGES);
+    load(c_begin + c + STAGES - 1, (c + STAGES - 1) % STAGES);
     const float* xs = tc_smem + (c % STAGES) * stage;
     const float* ws = xs + xstage;
     float part[2][4][4] = {};
@@ -203,6 +253,24 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
         for (int e = 0; e < 4; ++e) acc[mi][ni][e] += part[mi][ni][e];
   }
   cp_wait<0>();
+  if (p.splits > 1) {  // unmerged sums of this chunk range; split_reduce merges in split order
+    const size_t plane = static_cast<size_t>(p.cout) * p.t_out;
+    float* pa = p.partial + static_cast<size_t>(blockIdx.z) * 2 * plane;
+#pragma unroll
+    for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int co = co0 + wm + mi * 16 + g + (e >= 2 ? 8 : 0), t = t0 + wn + ni * 8 + 2 * q + (e & 1);
+          if (co < p.cout && t < p.t_out) {
+            const size_t i = static_cast<size_t>(co) * p.t_out + t;
+            pa[i] = acc[mi][ni][e];
+            pa[plane + i] = small[mi][ni][e];
+          }
+        }
+    return;
+  }
 #pragma unroll
   for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
@@ -216,7 +284,7 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
         const float a = acc[mi][ni][e];
         acc[mi][ni][e] = isinf(a) ? a : a + small[mi][ni][e];  // small's registers free for the store
       }
-  const size_t out_base = static_cast<size_t>(blockIdx.z) * p.cout * p.t_out;
+  const size_t out_base = static_cast<size_t>(batch) * p.cout * p.t_out;
   float* y = p.y + out_base;
   const float* z = p.z ? p.z + out_base : nullptr;
 #pragma unroll
@@ -228,35 +296,49 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
         const int co = co0 + wm + mi * 16 + g + (e >= 2 ? 8 : 0), t = t0 + wn + ni * 8 + 2 * q + (e & 1);
         if (co < p.cout && t < p.t_out) {
           const size_t i = static_cast<size_t>(co) * p.t_out + t;
-          float v = acc[mi][ni][e];
-          if (p.bias) v = v + p.bias[co];
-#pragma unroll
-          for (int s = 0; s < kMaxPost; ++s) {  // as elementwise.cu's epilogue: same float ops, same bits
-            if (p.post[s] == kPostAdd) v = v + z[i];
-            else if (p.post[s] == kPostLeaky) v = v >= 0.0f ? v : v * p.alpha;
-            else if (p.post[s] == kPostRelu) v = v > 0.0f ? v : 0.0f;
-          }
-          y[i] = v;
+          y[i] = finish(p, acc[mi][ni][e], co, z ? z + i : nullptr);
         }
       }
+}
+
+// Merges the split sums in split order (acc and small apart, as the unsplit kernel keeps them),
+// then the same final merge, bias and epilogue steps. One thread per output element.
+__global__ void split_reduce(Params p, int n) {
+  const size_t plane = static_cast<size_t>(p.cout) * p.t_out, total = static_cast<size_t>(n) * plane;
+  for (size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; idx < total; idx += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const size_t b = idx / plane, i = idx % plane;
+    const float* pa = p.partial + b * p.splits * 2 * plane + i;
+    float acc = pa[0], small = pa[plane];
+    for (int s = 1; s < p.splits; ++s) {
+      acc = acc + pa[s * 2 * plane];
+      small = small + pa[s * 2 * plane + plane];
+    }
+    const float v = isinf(acc) ? acc : acc + small;
+    p.y[idx] = finish(p, v, static_cast<int>(i / p.t_out), p.z ? p.z + idx : nullptr);
+  }
 }
 
 template <int KS, int STAGES, int MINB, int UNROLL, int WM, int WN>
 cudaError_t launch_ks(const Params& p, int n, cudaStream_t s) {
   using T = Tile<WM, WN>;
-  const dim3 grid((p.t_out + T::bn - 1) / T::bn, (p.cout + T::bm - 1) / T::bm, n);
+  const dim3 grid((p.t_out + T::bn - 1) / T::bn, (p.cout + T::bm - 1) / T::bm, n * p.splits);
   conv1d_3xtf32<KS, STAGES, MINB, UNROLL, WM, WN><<<grid, T::threads, smem_bytes(p, KS, STAGES, T::bm), s>>>(p);
+  if (p.splits > 1) {
+    const size_t total = static_cast<size_t>(n) * p.cout * p.t_out;
+    const unsigned blocks = static_cast<unsigned>(std::min<size_t>((total + 255) / 256, size_t{65535} * 4));
+    split_reduce<<<blocks, 256, 0, s>>>(p, n);
+  }
   return cudaGetLastError();
 }
 template <int KS, int WM, int WN>
 cudaError_t launch_config(const Params& p, int n, cudaStream_t s) {
   using C = Config<KS>;
-  return launch_ks<KS, C::stages, C::minb, C::unroll, WM, WN>(p, n, s);
+  return launch_ks<KS, kStages<KS, WM, WN>, C::minb, C::unroll, WM, WN>(p, n, s);
 }
 template <int KS, int WM, int WN>
 cudaError_t prepare_config(int bytes) {
   using C = Config<KS>;
-  return cudaFuncSetAttribute(conv1d_3xtf32<KS, C::stages, C::minb, C::unroll, WM, WN>,
+  return cudaFuncSetAttribute(conv1d_3xtf32<KS, kStages<KS, WM, WN>, C::minb, C::unroll, WM, WN>,
                               cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
 template <int KS>
