@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "backends/channel_views.h"
 #include "backends/cuda/families.h"
 #include "backends/cuda/testing.h"
 
@@ -73,6 +74,7 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     profile_ = prof && *prof && *prof != '0';
     record_programs();
     lay_out();
+    take_views();
     upload_constants();
     check_cublas(cublasSetWorkspace(ctx_->cublas, ctx_->workspace_, ctx_->workspace_bytes()), "set workspace");
   } catch (...) {
@@ -246,6 +248,23 @@ void CudaExecutable::lay_out() {
   }
   check_cuda(cudaMallocHost(&in_stage_, std::max<size_t>(in_bytes_, kAlign)), "pinned input staging (" + std::to_string(in_bytes_) + " bytes)");
   check_cuda(cudaMallocHost(&out_stage_, std::max<size_t>(out_bytes_, kAlign)), "pinned output staging (" + std::to_string(out_bytes_) + " bytes)");
+}
+
+// Channel-slice views: a batch-1 NCW channel Slice is a dense sub-range of its input, so its
+// value is pointed into the input's bytes and its launches are dropped. Every launch resolves
+// pointers when it runs, so re-pointing after recording is safe. Safe mode keeps every value in
+// its own guarded slot; LOCKSTEP_CUDA_VIEWS=0 turns views off (A/B timing).
+void CudaExecutable::take_views() {
+  const char* env = std::getenv("LOCKSTEP_CUDA_VIEWS");
+  if (options_.safe || (env && std::strcmp(env, "0") == 0)) return;
+  std::vector<const std::byte*> ptr(ctx_->value_ptr_.size());
+  for (size_t v = 0; v < ptr.size(); ++v) ptr[v] = static_cast<const std::byte*>(ctx_->value_ptr_[v]);
+  // The offset is a multiple of the arena alignment: a view is as aligned as its input.
+  for (const auto& view : backends::choose_dense_views(graph_, ptr, value_bytes_, kAlign)) {
+    ctx_->value_ptr_[static_cast<size_t>(view.view)] = static_cast<std::byte*>(ctx_->ptr(view.input)) + view.byte_offset;
+    programs_[view.slice].launches.clear();
+    ++views_taken_;
+  }
 }
 
 void CudaExecutable::upload_constants() {
@@ -479,6 +498,12 @@ void CudaExecutable::plant_out_of_bounds_write(const std::string& node_name) {
   if (cuda_graph_) cudaGraphDestroy(cuda_graph_);
   graph_exec_ = nullptr;
   cuda_graph_ = nullptr;
+}
+
+int views_taken(const Executable& executable) {
+  const auto* cuda = dynamic_cast<const CudaExecutable*>(&executable);
+  if (!cuda) throw Error(ErrorCode::InvalidArgument, "views_taken needs a CUDA executable");
+  return cuda->views_taken();
 }
 
 void plant_out_of_bounds_write(Executable& executable, const std::string& node_name) {

@@ -25,6 +25,8 @@ class CudaExecutable final : public Executable {
 
   // Test-only (see testing.h): after `node_name`'s kernels, one kernel writes past its output.
   void plant_out_of_bounds_write(const std::string& node_name);
+  // Test-only (see testing.h): channel Slices this Executable addresses in place.
+  int views_taken() const { return views_taken_; }
 
  private:
   struct Slot {
@@ -35,6 +37,7 @@ class CudaExecutable final : public Executable {
 
   void record_programs();
   void lay_out();
+  void take_views();
   void upload_constants();
   void stage_inputs(const std::vector<Tensor>& inputs);
   void enqueue_inputs();
@@ -52,6 +55,7 @@ class CudaExecutable final : public Executable {
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<Context> ctx_;
   std::vector<NodeProgram> programs_;
+  int views_taken_ = 0;  // channel-slice views (backends/channel_views.h): Slices with no launches
 
   // One allocation: constants, the planned arena, unplanned values, workspace, scratch
   // (safe mode: every slot separate, with canary guards, plus the guard table).

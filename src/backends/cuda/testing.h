@@ -1,5 +1,5 @@
 // Test-only hooks of the CUDA backend. Not part of lockstep's API; tests/gpu uses them to show
-// that safe mode catches out-of-bounds writes.
+// that safe mode catches out-of-bounds writes and that channel-slice views drop their copies.
 #pragma once
 
 #include <string>
@@ -11,5 +11,9 @@ namespace lockstep::cuda {
 // After the kernels of the node implementing ONNX node `node_name`, one extra kernel
 // ("test_planted_out_of_bounds_write") writes a float just past that node's output buffer.
 void plant_out_of_bounds_write(Executable& executable, const std::string& node_name);
+
+// How many channel Slices `executable` addresses in place (channel-slice views: their launches are
+// dropped). Only in CUDA builds: the tests calling it compile under LOCKSTEP_HAVE_CUDA.
+int views_taken(const Executable& executable);
 
 }  // namespace lockstep::cuda
