@@ -82,6 +82,8 @@ std::vector<int64_t> choose_views(CompileContext& ctx) {
     const ir::Node& node = g.nodes[c.slice];
     const ir::ValueId x = node.inputs[0], v = node.outputs[0];
     if (!backends::alone(g, c, candidates, readers, is_output)) continue;
+    // A Slice of a view copies: the view's own buffer is never written (found by the cuda views).
+    if (ctx.view[static_cast<size_t>(x)]) continue;
     const ir::Value& xv = ctx.value(x);
     const bool nwc = ctx.is_nwc(x);
     const auto vi = static_cast<size_t>(v);

@@ -92,6 +92,26 @@ TEST(CpuViews, GatedHalvesMatchReferenceAndTapsAtAnyThreadCount) {
                                   {.threads = {1, 2, 3}, .rel_l2 = kViewTapRelL2, .what = "gated"});
 }
 
+// A Slice of a channel slice (NCW, batch 1: both could be views): the second reads the first's
+// values, which live in x's buffer. Before the fix it read the first view's own, never-written
+// buffer (rel L2 1 against the reference).
+TEST(CpuViews, SliceOfAViewReadsTheViewsValues) {
+  ir::Graph g;
+  test::GraphBuilder b(g);
+  const int64_t W = 64;
+  const ir::ValueId x = b.value("x", {1, 32, W}), a = b.value("a", {1, 16, W}), c = b.value("c", {1, 8, W});
+  const ir::ValueId y = b.value("y", {1, 8, W});
+  g.inputs = {x};
+  g.outputs = {y};
+  auto slice = [&](const char* name, ir::ValueId from, int64_t s, int64_t e, ir::ValueId to) {
+    std::string n(name);
+    return b.node(Op::Slice, n, {from, b.ints(n + "_s", {s}), b.ints(n + "_e", {e}), b.ints(n + "_a", {1})}, to);
+  };
+  g.nodes = {slice("outer", x, 0, 16, a), slice("inner", a, 8, 16, c), b.node(Op::Tanh, "tanh", {c}, y)};
+  expect_cpu_taps_match_reference(g, {random_tensor({1, 32, W}, 67)},
+                                  {.threads = {1, 2}, .rel_l2 = kViewTapRelL2, .what = "slice of a view"});
+}
+
 // A fault planted on a view's value must reach its readers exactly as on a copied slice: the
 // reference given the same faulted value is the oracle.
 TEST(CpuViews, FaultOnAViewReachesItsReaders) {
