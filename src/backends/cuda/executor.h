@@ -22,6 +22,7 @@ class CudaExecutable final : public Executable {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options) override;
   const ir::Graph& graph() const override { return graph_; }
   std::string backend_name() const override { return "cuda"; }
+  std::optional<double> last_device_ms() const override { return last_device_ms_; }
 
   // Test-only (see testing.h): after `node_name`'s kernels, one kernel writes past its output.
   void plant_out_of_bounds_write(const std::string& node_name);
@@ -76,15 +77,21 @@ class CudaExecutable final : public Executable {
   std::vector<size_t> in_offsets_, out_offsets_;
   size_t in_bytes_ = 0, out_bytes_ = 0;
 
-  // LOCKSTEP_CUDA_PROFILE=1: every run also times each launch with events (eager, same kernels);
-  // the per-kernel and per-node table goes to stderr when the Executable is destroyed.
+  // LOCKSTEP_CUDA_PROFILE=1: runs replay a second graph of the same launches with an event node
+  // after each; the per-kernel and per-node table goes to stderr when the Executable is destroyed.
   bool profile_ = false;
   int profiled_runs_ = 0;
   std::vector<cudaEvent_t> events_;
   std::vector<double> launch_ms_;  // summed over profiled runs, per launch in program order
+  cudaGraph_t profile_graph_ = nullptr;
+  cudaGraphExec_t profile_exec_ = nullptr;
 
   cudaGraph_t cuda_graph_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;
+  // Event nodes in the run graph around the kernels (after the input copies, before the output
+  // copies): last_device_ms().
+  cudaEvent_t kernels_begin_ = nullptr, kernels_end_ = nullptr;
+  std::optional<double> last_device_ms_;
 };
 
 }  // namespace lockstep::cuda
