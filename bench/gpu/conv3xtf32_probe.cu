@@ -220,7 +220,7 @@ namespace tc = lockstep::cuda::tc;
 // The backend's kernel (its per-size Config) with each block tile.
 bool run_tile(int ks, tc::TileKind tile, tc::Params p, int n) {
   tc::geometry(p, ks, tc::tile_bn(tile));
-  if (tc::smem_bytes(p, ks, tc::stages_for(ks, tile), tc::tile_bm(tile)) > 227 * 1024) return false;
+  if (tc::smem_bytes(p, ks, tc::stages_for(ks), tc::tile_bm(tile)) > 227 * 1024) return false;
   CK(tc::launch(p, ks, tile, n, 0));
   return true;
 }
@@ -363,7 +363,7 @@ int main(int argc, char** argv) {
       const tc::TileKind tiles[] = {tc::TileKind::k64x128, tc::TileKind::k32x256, tc::TileKind::k64x64};
       for (tc::TileKind tile : tiles) {
         char name[96];
-        std::snprintf(name, sizeof name, "tc tile %dx%d, stages %d%s", tc::tile_bm(tile), tc::tile_bn(tile), tc::stages_for(ks, tile),
+        std::snprintf(name, sizeof name, "tc tile %dx%d, stages %d%s", tc::tile_bm(tile), tc::tile_bn(tile), tc::stages_for(ks),
                       tile == chosen ? " **backend choice**" : "");
         run_fast([&] { return run_tile(ks, tile, p, 1); }, name);
       }

@@ -137,7 +137,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   base.splits = env_is("LOCKSTEP_CUDA_CONV_TC_SPLIT", "0") ? 1 : tc::choose_splits(n, cin, cout, base.t_out, ks, tile);
   const size_t partial_bytes = tc::split_partial_floats(n, cout, base.t_out, base.splits) * sizeof(float);
   ctx.need_workspace(partial_bytes);
-  const size_t smem = tc::smem_bytes(base, ks, tc::stages_for(ks, tile), tc::tile_bm(tile));
+  const size_t smem = tc::smem_bytes(base, ks, tc::stages_for(ks), tc::tile_bm(tile));
   if (smem > static_cast<size_t>(optin)) return false;  // very long dilations: cuDNN takes it
   check_cuda(tc::prepare(optin), "tensor-core conv shared memory opt-in", node.name);
   // Split once here: weights are constants (float32 on the device, as cuDNN would read them).

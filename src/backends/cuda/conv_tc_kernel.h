@@ -74,24 +74,13 @@ inline void geometry(Params& p, int ks, int bn) {
 // Per kernel size: pipeline stages, min 256-thread blocks per SM (2 caps registers at 128),
 // tap-loop unroll. Chosen from the probe's sweep (bench/gpu/conv3xtf32_probe.cu).
 template <int KS> struct Config;
-#ifndef LOCKSTEP_TC_DEEP_SHORT
-#define LOCKSTEP_TC_DEEP_SHORT 6
-#endif
-#ifndef LOCKSTEP_TC_DEEP_LONG
-#define LOCKSTEP_TC_DEEP_LONG 4
-#endif
-inline constexpr int kDeepStagesShort = LOCKSTEP_TC_DEEP_SHORT, kDeepStagesLong = LOCKSTEP_TC_DEEP_LONG;
+
 template <> struct Config<1> { static constexpr int stages = 3, minb = 2, unroll = 1; };  // not yet measured
 template <> struct Config<3> { static constexpr int stages = 3, minb = 2, unroll = 3; };
 template <> struct Config<5> { static constexpr int stages = 3, minb = 2, unroll = 5; };
 template <> struct Config<7> { static constexpr int stages = 2, minb = 2, unroll = 1; };
 template <> struct Config<11> { static constexpr int stages = 2, minb = 2, unroll = 1; };
-// The 4-warp 64x64 tile runs one block per SM on small grids, where each chunk's split weights
-// (up to 44 KB at k11) come from L2 with nothing else to hide the latency: a deeper ring.
-template <int KS, int WM, int WN>
-inline constexpr int kStages = (WM == 2 && WN == 2) ? (KS <= 5 ? kDeepStagesShort : kDeepStagesLong) : Config<KS>::stages;
-inline int stages_for(int ks, TileKind tile) {
-  if (tile == TileKind::k64x64) return ks <= 5 ? kDeepStagesShort : kDeepStagesLong;
+inline int stages_for(int ks) {
   return ks == 1 ? Config<1>::stages : ks == 3 ? Config<3>::stages : ks == 5 ? Config<5>::stages : ks == 7 ? Config<7>::stages : Config<11>::stages;
 }
 inline size_t smem_bytes(const Params& p, int ks, int stages, int bm) {
@@ -333,12 +322,12 @@ cudaError_t launch_ks(const Params& p, int n, cudaStream_t s) {
 template <int KS, int WM, int WN>
 cudaError_t launch_config(const Params& p, int n, cudaStream_t s) {
   using C = Config<KS>;
-  return launch_ks<KS, kStages<KS, WM, WN>, C::minb, C::unroll, WM, WN>(p, n, s);
+  return launch_ks<KS, C::stages, C::minb, C::unroll, WM, WN>(p, n, s);
 }
 template <int KS, int WM, int WN>
 cudaError_t prepare_config(int bytes) {
   using C = Config<KS>;
-  return cudaFuncSetAttribute(conv1d_3xtf32<KS, kStages<KS, WM, WN>, C::minb, C::unroll, WM, WN>,
+  return cudaFuncSetAttribute(conv1d_3xtf32<KS, C::stages, C::minb, C::unroll, WM, WN>,
                               cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
 template <int KS>
