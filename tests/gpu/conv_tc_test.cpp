@@ -8,6 +8,7 @@
 
 #include "backends/cuda/conv_tc.h"
 #include "backends/cuda/conv_tc_kernel.h"
+#include "backends/cuda/conv_wgmma.h"
 #include "gpu/gpu_test_util.h"
 
 #include <cmath>
@@ -297,6 +298,66 @@ TEST(CudaConvTc, SplitReductionsMatchFloat64Reference) {
   const Tensor separate = cuda::backend().compile(g, Options{})->run(inputs)[0];
   unsetenv("LOCKSTEP_CUDA_CONV_TC_FUSE");
   EXPECT_TRUE(same_bits(fused, separate)) << "the split path's fused epilogue changed the bits";
+}
+
+// The Hopper variant (wgmma, conv_wgmma.h), forced on every case (splitting off, so the small
+// grids take it too): same bar as the mma.sync kernel, same bits on a second run, the fused
+// residual + LeakyRelu store gives the separate epilogue's bits.
+TEST(CudaConvTc, WgmmaMatchesFloat64Reference) {
+  LOCKSTEP_REQUIRE_GPU();
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  if (!cuda::wg::compiled_for_sm90a() || major != 9 || minor != 0)
+    GTEST_SKIP() << "the wgmma kernel needs an sm_90a build and a compute capability 9.0 device";
+  setenv("LOCKSTEP_CUDA_CONV_WGMMA", "1", 1);
+  setenv("LOCKSTEP_CUDA_CONV_TC_SPLIT", "0", 1);
+  const Case cases[] = {
+      {1, 512, 64, 1024, 7, 1, 3, 3, true, nullptr},     // K = 3584
+      {2, 64, 96, 516, 3, 1, 1, 1, false, nullptr},      // batch 2, partial tiles in C_out and T
+      {1, 32, 32, 2048, 11, 5, 25, 25, true, nullptr},   // HiFi-GAN k11 d5
+      {1, 128, 40, 1200, 5, 2, 5, 1, true, nullptr},     // asymmetric pads: T_out != T_in
+      {1, 48, 64, 1024, 7, 3, 0, 0, true, "SAME_UPPER"},
+      {1, 192, 384, 1024, 5, 1, 2, 2, true, nullptr},    // flow WN layer
+      {1, 128, 128, 8192, 3, 1, 1, 1, true, nullptr},    // decoder stage
+      {1, 8, 8, 4096, 7, 3, 9, 9, true, nullptr},        // 8 channels
+  };
+  uint32_t seed = 700;
+  for (const Case& c : cases) {
+    std::vector<In> in;
+    ir::Graph g = conv_graph(c, seed += 10, in);
+    std::string why;
+    ASSERT_TRUE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32, &why)) << describe(c) << ": " << why;
+    auto exe = cuda::backend().compile(g, Options{});
+    const std::vector<Tensor> inputs = runtime_inputs(in);
+    const Tensor got = exe->run(inputs)[0];
+    const cpu_test::Diff d = cpu_test::diff(got, reference::evaluate(g, inputs)[0]);
+    EXPECT_TRUE(d.finite) << describe(c);
+    EXPECT_LE(d.rel_l2, kTcRelL2) << describe(c);
+    EXPECT_TRUE(same_bits(got, exe->run(inputs)[0])) << describe(c) << ": a second run changed the bits";
+    std::printf("[conv_tc] wgmma %s: rel L2 %.3g vs float64\n", describe(c).c_str(), d.rel_l2);
+  }
+  const Case c{1, 64, 64, 2048, 7, 3, 9, 9, true, nullptr};
+  std::vector<In> in;
+  ir::Graph g = conv_graph(c, 801, in);
+  ir::Value zv;
+  zv.name = "residual";
+  zv.dtype = DType::Float32;
+  zv.shape = {1, 64, 2048};
+  const ir::ValueId z = g.add_value(std::move(zv));
+  g.inputs.push_back(z);
+  g.nodes[0].epilogue = {ir::EpilogueStep{Op::Add, z, true, 0.0f, "add_residual"},
+                         ir::EpilogueStep{Op::LeakyRelu, ir::kNoValue, false, 0.1f, "leaky"}};
+  std::vector<Tensor> inputs = runtime_inputs(in);
+  inputs.push_back(random_tensor({1, 64, 2048}, 802));
+  const Tensor fused = cuda::backend().compile(g, Options{})->run(inputs)[0];
+  EXPECT_LE(cpu_test::diff(fused, reference::evaluate(g, inputs)[0]).rel_l2, kTcRelL2);
+  setenv("LOCKSTEP_CUDA_CONV_TC_FUSE", "0", 1);
+  const Tensor separate = cuda::backend().compile(g, Options{})->run(inputs)[0];
+  unsetenv("LOCKSTEP_CUDA_CONV_TC_FUSE");
+  EXPECT_TRUE(same_bits(fused, separate)) << "the wgmma path's fused epilogue changed the bits";
+  unsetenv("LOCKSTEP_CUDA_CONV_TC_SPLIT");
+  unsetenv("LOCKSTEP_CUDA_CONV_WGMMA");
 }
 
 }  // namespace

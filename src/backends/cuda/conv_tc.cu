@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cuda/conv_tc_kernel.h"
+#include "backends/cuda/conv_wgmma.h"
 #include "backends/cuda/families.h"
 #include "ir/infer_rules.h"
 
@@ -62,6 +63,17 @@ size_t fuse_post(const ir::Graph& g, const ir::Node& node, tc::Params& p, ir::Va
     }
   }
   return n;
+}
+
+// The wgmma kernel (conv_wgmma.h) where it exists: built for sm_90a, a compute capability 9.0
+// device, and LOCKSTEP_CUDA_CONV_WGMMA=1 (opt-in until measured).
+bool wgmma_enabled(int device) {
+  if (!wg::compiled_for_sm90a() || !env_is("LOCKSTEP_CUDA_CONV_WGMMA", "1")) return false;
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+    return false;
+  return major == 9 && minor == 0;
 }
 
 bool fail(std::string* why_not, const char* why) {
@@ -133,17 +145,25 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "shared memory limit", node.name);
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count", node.name);
   const tc::TileKind tile = tc::choose_tile(n, cout, base.t_out, ks, sms);
-  tc::geometry(base, ks, tc::tile_bn(tile));
   base.splits = env_is("LOCKSTEP_CUDA_CONV_TC_SPLIT", "0") ? 1 : tc::choose_splits(n, cin, cout, base.t_out, ks, tile);
+  const bool hopper = base.splits == 1 && wgmma_enabled(device) && wg::supported_ks(ks);
+  size_t smem = 0;
+  if (hopper) {
+    wg::geometry(base, ks);
+    smem = wg::smem_bytes(base, ks);
+  } else {
+    tc::geometry(base, ks, tc::tile_bn(tile));
+    smem = tc::smem_bytes(base, ks, tc::stages_for(ks), tc::tile_bm(tile));
+  }
+  if (smem > static_cast<size_t>(optin)) return false;  // very long dilations: cuDNN takes it
   const size_t partial_bytes = tc::split_partial_floats(n, cout, base.t_out, base.splits) * sizeof(float);
   ctx.need_workspace(partial_bytes);
-  const size_t smem = tc::smem_bytes(base, ks, tc::stages_for(ks), tc::tile_bm(tile));
-  if (smem > static_cast<size_t>(optin)) return false;  // very long dilations: cuDNN takes it
-  check_cuda(tc::prepare(optin), "tensor-core conv shared memory opt-in", node.name);
+  check_cuda(hopper ? wg::prepare(optin) : tc::prepare(optin), "tensor-core conv shared memory opt-in", node.name);
   // Split once here: weights are constants (float32 on the device, as cuDNN would read them).
   const Tensor wf = wv.constant.dtype() == DType::Float32 ? wv.constant : wv.constant.to(DType::Float32);
-  std::vector<float> host(tc::split_weight_floats(cin, cout, ks), 0.0f);
-  tc::split_weights_host(wf.data<float>(), cout, cin, ks, host.data());
+  std::vector<float> host(hopper ? wg::weight_floats(cin, cout, ks) : tc::split_weight_floats(cin, cout, ks), 0.0f);
+  if (hopper) wg::split_weights_host(wf.data<float>(), cout, cin, ks, host.data());
+  else tc::split_weights_host(wf.data<float>(), cout, cin, ks, host.data());
   auto split = std::make_shared<SplitWeights>();
   check_cuda(cudaMalloc(&split->ptr, host.size() * sizeof(float)), "split conv weights", node.name);
   check_cuda(cudaMemcpy(split->ptr, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), "upload split conv weights", node.name);
@@ -154,7 +174,8 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   const size_t fused = fuse_post(g, node, base, &z);
   const Context* c = &ctx;
   const std::string name = node.name;
-  const std::string kernel = "conv1d_3xtf32_k" + std::to_string(ks) + "_tile" + std::to_string(tc::tile_bm(tile)) + "x" +
+  const std::string kernel = hopper ? "conv1d_3xtf32_wgmma_k" + std::to_string(ks) + (fused ? "+epilogue" + std::to_string(fused) : "") :
+                             "conv1d_3xtf32_k" + std::to_string(ks) + "_tile" + std::to_string(tc::tile_bm(tile)) + "x" +
                              std::to_string(tc::tile_bn(tile)) +
                              (base.splits > 1 ? "_split" + std::to_string(base.splits) : "") + (fused ? "+epilogue" + std::to_string(fused) : "");
   program.launches.push_back({kernel, [=](cudaStream_t s) {
@@ -165,7 +186,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
     p.z = z == ir::kNoValue ? nullptr : c->fptr(z);
     p.partial = partial_bytes ? static_cast<float*>(c->workspace()) : nullptr;
     (void)split;  // keeps the split weights alive with the program
-    check_cuda(tc::launch(p, ks, tile, n, s), "tensor-core conv launch", name);
+    check_cuda(hopper ? wg::launch(p, ks, n, s) : tc::launch(p, ks, tile, n, s), "tensor-core conv launch", name);
   }});
   recorded.fetch_add(1);
   record_epilogue(ctx, node_index, program, ir::kNoValue, fused);

@@ -292,7 +292,7 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
 
 // Merges the split sums in split order (acc and small apart, as the unsplit kernel keeps them),
 // then the same final merge, bias and epilogue steps. One thread per output element.
-__global__ void split_reduce(Params p, int n) {
+static __global__ void split_reduce(Params p, int n) {  // static: the header is in several .cu files
   const size_t plane = static_cast<size_t>(p.cout) * p.t_out, total = static_cast<size_t>(n) * plane;
   for (size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; idx < total; idx += static_cast<size_t>(gridDim.x) * blockDim.x) {
     const size_t b = idx / plane, i = idx % plane;
