@@ -53,7 +53,7 @@ __device__ __forceinline__ void wgmma_64x64x8(float* d, uint64_t a, uint64_t b, 
 #endif
 
 // Shared memory: a 2-deep cp.async ring of (raw activations [8][xw], split weights
-// [k][hl][half][64][4]), then the split activations [hl][half][rows][4].
+// [k][hl][half][64][4]), then two buffers of split activations [hl][half][rows][4].
 template <int KS>
 __global__ void __launch_bounds__(kThreads, 1) conv1d_3xtf32_wgmma(tc::Params p) {
 #ifdef LOCKSTEP_WGMMA
@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(kThreads, 1) conv1d_3xtf32_wgmma(tc::Params p)
   constexpr int kWStage = KS * 1024;  // weight floats per chunk
   const int rows = 4 * p.ng;          // activation rows held (raw columns)
   const int xstage = tc::kChunk * p.xw, stage = xstage + kWStage;
-  float* split = wg_smem + 2 * stage;
+  float* split = wg_smem + 2 * stage;  // two buffers of split activations
   const int co0 = blockIdx.y * kBlockCout, t0 = blockIdx.x * kBlockSteps;
   const int wg = threadIdx.x / 128, lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
   const int chunks = p.cin / tc::kChunk;
@@ -82,14 +82,12 @@ __global__ void __launch_bounds__(kThreads, 1) conv1d_3xtf32_wgmma(tc::Params p)
     }
     tc::cp_commit();
   };
-  float acc[32] = {}, part[32], small[32] = {};
-  load(0, 0);
-  for (int c = 0; c < chunks; ++c) {
-    tc::cp_wait<0>();
-    __syncthreads();  // chunk c landed; every warpgroup's wgmmas of chunk c-1 have completed
-    load(c + 1, (c + 1) % 2);
+  // Split and transpose chunk `c` (raw, stage c%2) into split buffer c%2:
+  // split[buf][hl][half][row][j] = hi/lo of x[4*half + j][row].
+  const int split_floats = 16 * rows;
+  auto split_chunk = [&](int c) {
     const float* xs = wg_smem + (c % 2) * stage;
-    // Split and transpose: split[hl][half][row][j] = hi/lo of x[4*half + j][row].
+    float* out = split + (c % 2) * split_floats;
     for (int i = threadIdx.x; i < 2 * rows; i += kThreads) {
       const int half = i / rows, row = i % rows;
       float4 h, l;
@@ -98,19 +96,29 @@ __global__ void __launch_bounds__(kThreads, 1) conv1d_3xtf32_wgmma(tc::Params p)
       tc::split_rna(xs[(4 * half + 1) * p.xw + row], hb, lb); h.y = __uint_as_float(hb); l.y = __uint_as_float(lb);
       tc::split_rna(xs[(4 * half + 2) * p.xw + row], hb, lb); h.z = __uint_as_float(hb); l.z = __uint_as_float(lb);
       tc::split_rna(xs[(4 * half + 3) * p.xw + row], hb, lb); h.w = __uint_as_float(hb); l.w = __uint_as_float(lb);
-      *reinterpret_cast<float4*>(split + (static_cast<size_t>(half) * rows + row) * 4) = h;
-      *reinterpret_cast<float4*>(split + (static_cast<size_t>(2 + half) * rows + row) * 4) = l;
+      *reinterpret_cast<float4*>(out + (static_cast<size_t>(half) * rows + row) * 4) = h;
+      *reinterpret_cast<float4*>(out + (static_cast<size_t>(2 + half) * rows + row) * 4) = l;
     }
-    fence_async_smem();  // generic-proxy writes (split pass, cp.async) -> visible to wgmma
-    __syncthreads();
-    const float* ws = xs + xstage;
-    const uint32_t lbo_a = static_cast<uint32_t>(rows) * 16, lbo_b = 64 * 16;
+    fence_async_smem();  // generic-proxy writes (this pass, the chunk's cp.async) -> visible to wgmma
+  };
+  float acc[32] = {}, part[32], small[32] = {};
+  const uint32_t lbo_a = static_cast<uint32_t>(rows) * 16, lbo_b = 64 * 16;
+  // Pipeline: chunk c's wgmmas run while chunk c+1 is split (and c+2 is in flight from global).
+  load(0, 0);
+  load(1, 1);
+  tc::cp_wait<1>();
+  __syncthreads();
+  split_chunk(0);
+  __syncthreads();
+  for (int c = 0; c < chunks; ++c) {
+    const float* a_buf = split + (c % 2) * split_floats;
+    const float* ws = wg_smem + (c % 2) * stage + xstage;
     wgmma_fence();
 #pragma unroll
     for (int k = 0; k < KS; ++k) {
       const int row0 = p.r + wg * 64 + k * p.dil;
-      const uint64_t ah = desc(split + static_cast<size_t>(row0) * 4, lbo_a, 128);
-      const uint64_t al = desc(split + (static_cast<size_t>(2 * rows) + row0) * 4, lbo_a, 128);
+      const uint64_t ah = desc(a_buf + static_cast<size_t>(row0) * 4, lbo_a, 128);
+      const uint64_t al = desc(a_buf + (static_cast<size_t>(2 * rows) + row0) * 4, lbo_a, 128);
       const uint64_t bh = desc(ws + (k * 2 + 0) * 512, lbo_b, 128);
       const uint64_t bl = desc(ws + (k * 2 + 1) * 512, lbo_b, 128);
       wgmma_64x64x8(part, ah, bh, k > 0);
@@ -118,9 +126,16 @@ __global__ void __launch_bounds__(kThreads, 1) conv1d_3xtf32_wgmma(tc::Params p)
       wgmma_64x64x8(small, ah, bl, 1);
     }
     wgmma_commit();
+    if (c + 1 < chunks) {
+      tc::cp_wait<0>();
+      __syncthreads();  // chunk c+1's raw data landed for every thread
+      split_chunk(c + 1);  // into the other buffer: chunk c-1's wgmmas, its last readers, completed
+    }
     wgmma_wait0();
 #pragma unroll
     for (int i = 0; i < 32; ++i) acc[i] += part[i];
+    __syncthreads();  // split c+1 visible; every warpgroup done with stage c%2
+    load(c + 2, c % 2);
   }
   // D fragment: row (output step) 16*warp + lane/4 (+8 for i%4 >= 2), column (channel) 8*(i/4) + 2*(lane%4) + i%2.
   const size_t out_base = static_cast<size_t>(blockIdx.z) * p.cout * p.t_out;

@@ -23,7 +23,7 @@ bool compiled_for_sm90a();
 inline void geometry(tc::Params& p, int ks) { tc::geometry(p, ks, kBlockSteps); }
 inline size_t smem_bytes(const tc::Params& p, int ks) {
   const size_t stage = static_cast<size_t>(tc::kChunk) * p.xw + static_cast<size_t>(ks) * 1024;
-  return (2 * stage + static_cast<size_t>(16) * p.ng * 4) * sizeof(float);
+  return (2 * stage + static_cast<size_t>(2) * 16 * p.ng * 4) * sizeof(float);
 }
 
 // Split weights: [co tile of 64][chunk][k][hl][half][64 co][4 ci], zero rows past cout: each
