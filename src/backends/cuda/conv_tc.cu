@@ -76,6 +76,30 @@ bool wgmma_enabled(int device) {
   return major == 9 && minor == 0;
 }
 
+// The LeakyRelu node whose output is this Conv's input and is read by nothing else (no graph
+// output, no epilogue operand), with no epilogue of its own and a float input: the Conv can apply
+// it as it reads (Params::pre_leaky). -1 when there is none.
+int leaky_producer(const ir::Graph& g, int conv) {
+  const ir::ValueId x = g.nodes[static_cast<size_t>(conv)].inputs[0];
+  for (ir::ValueId out : g.outputs)
+    if (out == x) return -1;
+  int producer = -1;
+  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
+    const ir::Node& n = g.nodes[static_cast<size_t>(i)];
+    if (!n.outputs.empty() && n.outputs[0] == x) producer = i;
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      if (n.inputs[k] == x && (i != conv || k != 0)) return -1;
+    for (const auto& step : n.epilogue)
+      if (step.operand == x) return -1;
+  }
+  if (producer < 0) return -1;
+  const ir::Node& l = g.nodes[static_cast<size_t>(producer)];
+  if (l.op != ir::Op::LeakyRelu || !l.epilogue.empty() || l.outputs.size() != 1 || l.inputs.size() != 1) return -1;
+  const ir::Value& src = g.value(l.inputs[0]);
+  if (device_dtype(src.dtype) != DType::Float32 || src.shape != g.value(x).shape) return -1;
+  return producer;
+}
+
 bool fail(std::string* why_not, const char* why) {
   if (why_not) *why_not = why;
   return false;
@@ -188,6 +212,32 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
     (void)split;  // keeps the split weights alive with the program
     check_cuda(hopper ? wg::launch(p, ks, n, s) : tc::launch(p, ks, tile, n, s), "tensor-core conv launch", name);
   }});
+  // The same launch reading the LeakyRelu producer's input (graph replay only; the executor
+  // keeps it where that input survives until here, see PrologueFusion).
+  const int producer = env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE", "0") ? -1 : leaky_producer(g, node_index);
+  if (producer >= 0) {
+    const ir::Node& l = g.nodes[static_cast<size_t>(producer)];
+    const ir::ValueId source = l.inputs[0];
+    const float alpha = l.attrs.get_float("alpha", 0.01f);
+    Launch fused = program.launches.back();
+    fused.kernel = kernel + "+prologue";
+    fused.when = Launch::When::kGraphOnly;
+    fused.fn = [=](cudaStream_t s) {
+      tc::Params p = base;
+      p.x = c->fptr(source);
+      p.pre_leaky = 1;
+      p.pre_alpha = alpha;
+      p.y = c->fptr(y);
+      p.bias = bias == ir::kNoValue ? nullptr : c->fptr(bias);
+      p.z = z == ir::kNoValue ? nullptr : c->fptr(z);
+      p.partial = partial_bytes ? static_cast<float*>(c->workspace()) : nullptr;
+      (void)split;
+      check_cuda(hopper ? wg::launch(p, ks, n, s) : tc::launch(p, ks, tile, n, s), "tensor-core conv launch", name);
+    };
+    const size_t plain = program.launches.size() - 1;
+    program.launches.push_back(std::move(fused));
+    ctx.prologues.push_back({producer, node_index, source, plain, plain + 1});
+  }
   recorded.fetch_add(1);
   record_epilogue(ctx, node_index, program, ir::kNoValue, fused);
   return true;

@@ -50,6 +50,10 @@ struct Params {
   // one block row each; blocks write their unmerged sums to `partial` and split_reduce finishes.
   int splits = 1;
   float* partial = nullptr;  // [n][splits][2 (acc, small)][cout][t_out]
+  // Prologue: LeakyRelu(pre_alpha) applied to every activation as it is read (the producer
+  // LeakyRelu node's kernel then does not run in graph replay), when pre_leaky != 0.
+  int pre_leaky = 0;
+  float pre_alpha = 0.0f;
 };
 
 // Split weights: [mb16][chunk][hl][k][lane][4] (mb16 = 16-row block of cout, hl = hi/lo), so each
@@ -150,6 +154,11 @@ __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_grou
 template <int N>
 __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
+// The activation as the conv sees it: elementwise.cu's LeakyRelu (same float ops, same bits).
+__device__ __forceinline__ float prologue(const Params& p, float v) {
+  return p.pre_leaky && !(v >= 0.0f) ? v * p.pre_alpha : v;
+}
+
 // Bias and the fused leading epilogue steps on one merged output (`z` points at its residual).
 __device__ __forceinline__ float finish(const Params& p, float v, int co, const float* z) {
   if (p.bias) v = v + p.bias[co];
@@ -222,8 +231,8 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
 #pragma unroll
       for (int ni = 0; ni < 4; ++ni) {
         const int col = p.r + wn + ni * 8 + g + k * p.dil;
-        split_rna(xs[q * p.xw + col], bh[ni][0], bl[ni][0]);
-        split_rna(xs[(q + 4) * p.xw + col], bh[ni][1], bl[ni][1]);
+        split_rna(prologue(p, xs[q * p.xw + col]), bh[ni][0], bl[ni][0]);
+        split_rna(prologue(p, xs[(q + 4) * p.xw + col]), bh[ni][1], bl[ni][1]);
       }
 #pragma unroll
       for (int mi = 0; mi < 2; ++mi)

@@ -33,6 +33,20 @@ DType device_dtype(DType dtype);  // Float64 -> Float32, others unchanged
 struct Launch {
   std::string kernel;                        // named in safe-mode reports
   std::function<void(cudaStream_t)> fn;      // enqueues work on the stream; never synchronizes
+  // Eager runs (taps, faults, safe mode) and graph replay can run different launches of a node:
+  // a fused prologue replaces its producer's kernel in the graph only (same bits either way).
+  enum class When : unsigned char { kAlways, kEagerOnly, kGraphOnly } when = When::kAlways;
+  bool in_graph() const { return when != When::kEagerOnly; }
+  bool in_eager() const { return when != When::kGraphOnly; }
+};
+
+// A Conv that can read its producer LeakyRelu's input and apply the LeakyRelu itself (graph
+// replay only): recorded with both launches; the executor keeps the fused one only where no node
+// from the producer to the Conv writes over `source` (known once the arena is laid out).
+struct PrologueFusion {
+  int producer = -1, consumer = -1;  // node indices
+  ir::ValueId source = ir::kNoValue;   // the producer's input
+  size_t plain = 0, fused = 0;         // launch indices in the consumer's program
 };
 
 struct NodeProgram {
@@ -73,6 +87,8 @@ class Context {
   cudnnHandle_t cudnn = nullptr;
   bool safe = false;
   Precision precision = Precision::kFp32;
+
+  std::vector<PrologueFusion> prologues;  // recorded by the Conv paths that can fuse one
 
   // Set by the executor's layout.
   std::vector<void*> value_ptr_;

@@ -75,6 +75,7 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     record_programs();
     lay_out();
     take_views();
+    fuse_prologues();
     upload_constants();
     check_cublas(cublasSetWorkspace(ctx_->cublas, ctx_->workspace_, ctx_->workspace_bytes()), "set workspace");
   } catch (...) {
@@ -274,6 +275,32 @@ void CudaExecutable::take_views() {
   }
 }
 
+// Prologue fusion (PrologueFusion in device.h): in graph replay a Conv reads its LeakyRelu
+// producer's input and applies it itself, and the producer does not run, where nothing from the
+// producer to the Conv writes over that input. Eager runs keep both kernels (taps see the value).
+void CudaExecutable::fuse_prologues() {
+  const char* env = std::getenv("LOCKSTEP_CUDA_FUSE_PROLOGUE");
+  const bool off = options_.safe || (env && std::strcmp(env, "0") == 0);
+  auto span = [&](ir::ValueId v) {
+    const auto* p = static_cast<const std::byte*>(ctx_->value_ptr_[static_cast<size_t>(v)]);
+    return backends::ByteSpan{p, p ? p + value_bytes_[static_cast<size_t>(v)] : p};
+  };
+  // Later entries first: erasing a fused launch must not shift another entry's indices.
+  for (auto it = ctx_->prologues.rbegin(); it != ctx_->prologues.rend(); ++it) {
+    const PrologueFusion& f = *it;
+    auto& launches = programs_[static_cast<size_t>(f.consumer)].launches;
+    const bool ok = !off && !backends::overwritten_between(graph_, static_cast<size_t>(f.producer),
+                                                            static_cast<size_t>(f.consumer), span(f.source), span);
+    if (!ok) {
+      launches.erase(launches.begin() + static_cast<std::ptrdiff_t>(f.fused));
+      continue;
+    }
+    launches[f.plain].when = Launch::When::kEagerOnly;
+    for (auto& l : programs_[static_cast<size_t>(f.producer)].launches) l.when = Launch::When::kEagerOnly;
+    ++prologues_fused_;
+  }
+}
+
 void CudaExecutable::upload_constants() {
   for (size_t v = 0; v < graph_.values.size(); ++v) {
     const ir::Value& value = graph_.values[v];
@@ -340,6 +367,7 @@ void CudaExecutable::run_graph() {
       check_cuda(cudaEventRecordWithFlags(kernels_begin_, stream_, cudaEventRecordExternal), "timing event");
       for (auto& program : programs_)
         for (auto& launch : program.launches) {
+          if (!launch.in_graph()) continue;
           launch.fn(stream_);
           check_cuda(cudaPeekAtLastError(), "launch " + launch.kernel + " during capture",
                      graph_.nodes[static_cast<size_t>(program.node)].name);
@@ -387,6 +415,7 @@ void CudaExecutable::run_eager(const RunOptions& options) {
   for (auto& program : programs_) {
     const ir::Node& node = graph_.nodes[static_cast<size_t>(program.node)];
     for (auto& launch : program.launches) {
+      if (!launch.in_eager()) continue;
       launch.fn(stream_);
       if (safe) {
         check_cuda(cudaGetLastError(), "launch " + launch.kernel, node.name);
@@ -425,7 +454,8 @@ void CudaExecutable::run_eager(const RunOptions& options) {
 
 void CudaExecutable::run_profiled() {
   size_t total = 0;
-  for (const auto& program : programs_) total += program.launches.size();
+  for (const auto& program : programs_)
+    for (const auto& launch : program.launches) total += launch.in_graph();
   if (events_.empty()) {
     events_.assign(total + 1, nullptr);
     for (auto& e : events_) check_cuda(cudaEventCreate(&e), "profile event");
@@ -440,6 +470,7 @@ void CudaExecutable::run_profiled() {
     size_t k = 0;
     for (auto& program : programs_)
       for (auto& launch : program.launches) {
+        if (!launch.in_graph()) continue;
         launch.fn(stream_);
         check_cuda(cudaEventRecordWithFlags(events_[++k], stream_, cudaEventRecordExternal), "profile event");
       }
@@ -468,6 +499,7 @@ void CudaExecutable::print_profile() const noexcept {
     double node_ms = 0;
     const ir::Node& node = graph_.nodes[static_cast<size_t>(program.node)];
     for (const auto& launch : program.launches) {
+      if (!launch.in_graph()) continue;
       const double ms = launch_ms_[k++] / profiled_runs_;
       std::string family = launch.kernel.substr(0, launch.kernel.find("+epilogue"));
       by_kernel[family].ms += ms;
@@ -526,6 +558,12 @@ int views_taken(const Executable& executable) {
   const auto* cuda = dynamic_cast<const CudaExecutable*>(&executable);
   if (!cuda) throw Error(ErrorCode::InvalidArgument, "views_taken needs a CUDA executable");
   return cuda->views_taken();
+}
+
+int prologues_fused(const Executable& executable) {
+  const auto* cuda = dynamic_cast<const CudaExecutable*>(&executable);
+  if (!cuda) throw Error(ErrorCode::InvalidArgument, "prologues_fused needs a CUDA executable");
+  return cuda->prologues_fused();
 }
 
 void plant_out_of_bounds_write(Executable& executable, const std::string& node_name) {

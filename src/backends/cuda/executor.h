@@ -28,6 +28,8 @@ class CudaExecutable final : public Executable {
   void plant_out_of_bounds_write(const std::string& node_name);
   // Test-only (see testing.h): channel Slices this Executable addresses in place.
   int views_taken() const { return views_taken_; }
+  // Test-only (see testing.h): Convs that apply their LeakyRelu producer in graph replay.
+  int prologues_fused() const { return prologues_fused_; }
 
  private:
   struct Slot {
@@ -39,6 +41,7 @@ class CudaExecutable final : public Executable {
   void record_programs();
   void lay_out();
   void take_views();
+  void fuse_prologues();
   void upload_constants();
   void stage_inputs(const std::vector<Tensor>& inputs);
   void enqueue_inputs();
@@ -56,6 +59,7 @@ class CudaExecutable final : public Executable {
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<Context> ctx_;
   std::vector<NodeProgram> programs_;
+  int prologues_fused_ = 0;  // PrologueFusion entries kept (device.h)
   int views_taken_ = 0;  // channel-slice views (backends/channel_views.h): Slices with no launches
 
   // One allocation: constants, the planned arena, unplanned values, workspace, scratch

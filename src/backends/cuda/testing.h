@@ -16,4 +16,8 @@ void plant_out_of_bounds_write(Executable& executable, const std::string& node_n
 // dropped). Only in CUDA builds: the tests calling it compile under LOCKSTEP_HAVE_CUDA.
 int views_taken(const Executable& executable);
 
+// How many Convs of `executable` read their LeakyRelu producer's input and apply it themselves in
+// graph replay (the producer's kernel runs only in eager runs). CUDA builds only, as above.
+int prologues_fused(const Executable& executable);
+
 }  // namespace lockstep::cuda

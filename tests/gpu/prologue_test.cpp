@@ -1,0 +1,87 @@
+// Prologue fusion on the CUDA backend (PrologueFusion, device.h): in graph replay a tensor-core
+// Conv reads its LeakyRelu producer's input and applies the LeakyRelu itself, the producer's
+// kernel is skipped; eager runs (taps) keep both kernels. Checked against the float64 reference,
+// against the unfused bits (LOCKSTEP_CUDA_FUSE_PROLOGUE=0), and for the cases that must not fuse.
+#include <gtest/gtest.h>
+
+#ifdef LOCKSTEP_HAVE_CUDA
+
+#include <cstdlib>
+#include <string>
+
+#include "backends/cuda/testing.h"
+#include "gpu/gpu_test_util.h"
+#include "support/graph_check.h"
+
+namespace lockstep::gpu_test {
+namespace {
+
+using ir::Op;
+
+constexpr int64_t kC = 64, kT = 2048, kK = 7;
+
+// HiFi-GAN's resblock step: a = LeakyRelu(x, 0.1); y = Conv(a) + bias + x. With `second_reader`,
+// a is also a graph output (then the LeakyRelu must run: no fusion).
+ir::Graph resblock(bool second_reader) {
+  ir::Graph g;
+  test::GraphBuilder b(g);
+  const ir::ValueId x = b.value("x", {1, kC, kT}), a = b.value("a", {1, kC, kT}), y = b.value("y", {1, kC, kT});
+  const ir::ValueId w = b.value("w", {kC, kC, kK}, random_tensor({kC, kC, kK}, 41, DType::Float32, -0.1f, 0.1f));
+  const ir::ValueId bias = b.value("bias", {kC}, random_tensor({kC}, 42));
+  g.inputs = {x};
+  g.outputs = second_reader ? std::vector<ir::ValueId>{y, a} : std::vector<ir::ValueId>{y};
+  ir::Node leaky = b.node(Op::LeakyRelu, "leaky", {x}, a);
+  leaky.attrs.set("alpha", 0.1f);
+  ir::Node conv = b.node(Op::Conv, "conv", {a, w, bias}, y);
+  conv.attrs.set("dilations", std::vector<int64_t>{3});
+  conv.attrs.set("pads", std::vector<int64_t>{9, 9});
+  conv.epilogue = {ir::EpilogueStep{Op::Add, x, true, 0.0f, "residual"}};
+  g.nodes = {leaky, conv};
+  return g;
+}
+
+TEST(CudaPrologue, LeakyReluFusedIntoTheConvMatchesReferenceAndUnfusedBits) {
+  LOCKSTEP_REQUIRE_GPU();
+  const ir::Graph g = resblock(false);
+  const std::vector<Tensor> inputs = {random_tensor({1, kC, kT}, 43)};
+  auto fused = cuda::backend().compile(g, Options{});
+  EXPECT_EQ(cuda::prologues_fused(*fused), 1);
+  const Tensor got = fused->run(inputs)[0];
+  const cpu_test::Diff d = cpu_test::diff(got, reference::evaluate(g, inputs)[0]);
+  EXPECT_TRUE(d.finite);
+  EXPECT_LE(d.rel_l2, kGpuRelL2);
+  setenv("LOCKSTEP_CUDA_FUSE_PROLOGUE", "0", 1);
+  auto plain = cuda::backend().compile(g, Options{});
+  unsetenv("LOCKSTEP_CUDA_FUSE_PROLOGUE");
+  EXPECT_EQ(cuda::prologues_fused(*plain), 0);
+  EXPECT_TRUE(same_bits(got, plain->run(inputs)[0])) << "the fused prologue changed the bits";
+  // Eager (tapped) runs keep the LeakyRelu kernel: its value is tapped and matches float64, and
+  // the output has the graph run's bits.
+  Tensor tapped_a;
+  RunOptions tap;
+  tap.tap = [&](const ir::Node& node, int, const Tensor& value) {
+    if (node.name == "leaky") tapped_a = value.clone();
+  };
+  const Tensor eager = fused->run(inputs, tap)[0];
+  EXPECT_TRUE(same_bits(got, eager)) << "eager and graph runs differ";
+  ASSERT_TRUE(tapped_a.defined()) << "the LeakyRelu node was not tapped";
+  ir::Graph just_leaky = g;
+  just_leaky.outputs = {just_leaky.nodes[0].outputs[0]};
+  just_leaky.nodes.resize(1);
+  EXPECT_LE(cpu_test::diff(tapped_a, reference::evaluate(just_leaky, inputs)[0]).rel_l2, kGpuRelL2);
+  expect_cuda_matches_reference(g, inputs, kC * kK, "leaky + conv + residual");
+}
+
+TEST(CudaPrologue, ProducerWithAnotherReaderIsNotFused) {
+  LOCKSTEP_REQUIRE_GPU();
+  const ir::Graph g = resblock(true);
+  const std::vector<Tensor> inputs = {random_tensor({1, kC, kT}, 44)};
+  auto exe = cuda::backend().compile(g, Options{});
+  EXPECT_EQ(cuda::prologues_fused(*exe), 0);
+  expect_cuda_matches_reference(g, inputs, kC * kK, "leaky (also an output) + conv");
+}
+
+}  // namespace
+}  // namespace lockstep::gpu_test
+
+#endif  // LOCKSTEP_HAVE_CUDA
