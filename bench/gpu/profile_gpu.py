@@ -3,7 +3,8 @@
 runs lockstep_bench with LOCKSTEP_CUDA_PROFILE=1 (graph replay with event nodes) under each
 variant's environment, and its plain timing (wall clock incl. copies) beside it.
 Usage: profile_gpu.py --bin DIR --tools DIR --work DIR --out FILE
-Environment: PRESETS (seed,low,ljs), FRAMES (1024,128), VARIANTS ("default" and NAME=ENV=VAL[;ENV=VAL] items, comma-separated)."""
+Environment: PRESETS (seed,low,ljs), FRAMES (1024,128), VARIANTS ("default" and NAME=ENV=VAL[;ENV=VAL] items,
+comma-separated; PRECISION=tf32|fp16|bf16 in an item sets lockstep's --precision)."""
 import argparse, json, os, sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -30,8 +31,10 @@ def main():
             for name in os.environ.get("PRESETS", "seed,low,ljs").split(","):
                 stem = export(name, frames, a.work, vits_export)
                 for label, env in variants:
-                    timed, _ = lockstep(binary, stem, 30, env)
-                    _, err = lockstep(binary, stem, 5, {**env, "LOCKSTEP_CUDA_PROFILE": "1"})
+                    env = dict(env)
+                    prec = env.pop("PRECISION", "fp32")  # a variant may set the --precision mode
+                    timed, _ = lockstep(binary, stem, 30, env, precision=prec)
+                    _, err = lockstep(binary, stem, 5, {**env, "LOCKSTEP_CUDA_PROFILE": "1"}, precision=prec)
                     head = (f"=== {name} T{frames} {label}: wall {timed.get('median_ms', float('nan')):.3f} ms, device "
                             f"{timed.get('device_median_ms', float('nan')):.3f} ms, rel L2 {timed.get('rel_l2', float('nan')):.2e}")
                     print(head, flush=True)

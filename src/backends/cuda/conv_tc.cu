@@ -1,6 +1,7 @@
 // Strict-fp32 1-D Conv on tensor cores: eligibility, compile-time weight split, launch.
 #include "backends/cuda/conv_tc.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -25,6 +26,7 @@ constexpr int64_t kMinSteps = 128;
 // LOCKSTEP_CUDA_CONV_TC_SMALL=0: H200 2026-11-30, kernel 1.4-4.7x faster than cuDNN FMA on
 // 8/16-channel shapes, seed at 1024 frames 5.37 -> 3.73 ms, low 3.68 -> 3.57, ljs 16.68 -> 16.61.
 constexpr int64_t kMinChannelsSmall = 8;
+constexpr int64_t kMaxTf32Channels = 16;
 
 bool env_is(const char* name, const char* value) {
   const char* env = std::getenv(name);
@@ -110,7 +112,9 @@ bool fail(std::string* why_not, const char* why) {
 bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precision, std::string* why_not) {
   if (env_is("LOCKSTEP_CUDA_CONV_TC", "0")) return fail(why_not, "LOCKSTEP_CUDA_CONV_TC=0");
   if (node.op != ir::Op::Conv) return fail(why_not, "not a Conv");
-  if (precision != Precision::kFp32) return fail(why_not, "fast precision modes keep cuDNN's tensor-op paths");
+  // tf32 runs the same kernel with one TF32 product per term; fp16/bf16 keep cuDNN's paths.
+  if (precision != Precision::kFp32 && precision != Precision::kTf32) return fail(why_not, "fp16/bf16 keep cuDNN's tensor-op paths");
+  if (precision == Precision::kTf32 && env_is("LOCKSTEP_CUDA_CONV_TC_TF32", "0")) return fail(why_not, "LOCKSTEP_CUDA_CONV_TC_TF32=0");
   if (node.inputs.size() < 2 || node.outputs.empty()) return fail(why_not, "missing inputs");
   const ir::Value& xv = g.value(node.inputs[0]);
   const ir::Value& wv = g.value(node.inputs[1]);
@@ -134,6 +138,11 @@ bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precis
   const int64_t min_cin = small_ok ? kMinChannelsSmall : kMinChannels, min_cout = small_ok ? 1 : kMinChannels;
   const char* steps_env = std::getenv("LOCKSTEP_CUDA_CONV_TC_MIN_STEPS");
   const int64_t min_steps = steps_env && *steps_env ? std::atoll(steps_env) : kMinSteps;
+  // tf32: cuDNN's TF32 kernels win from 32 channels up (H200, 1024 frames: ljs 9.2 ms against
+  // 15.5 with every conv here, low 2.6 against 3.1), this kernel on the 8/16-channel stages (seed
+  // 3.3 ms against 4.5 on cuDNN alone).
+  if (precision == Precision::kTf32 && std::min(cin, cout) > kMaxTf32Channels && !env_is("LOCKSTEP_CUDA_CONV_TC_TF32", "1"))
+    return fail(why_not, "tf32 with more than 16 channels: cuDNN's TF32 path is faster");
   if (cin < min_cin || cout < min_cout || n * t_out < min_steps) return fail(why_not, "below the measured size range");
   if (d < 1 || (ks - 1) * d > 4096) return fail(why_not, "dilation out of range");
   const int64_t pb = geo.pad_begin[0];
@@ -164,6 +173,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   base.t_out = static_cast<int>(g.value(node.outputs[0]).shape[2]);
   base.dil = static_cast<int>(geo.dilations[0]);
   base.pad = static_cast<int>(geo.pad_begin[0]);
+  base.single = ctx.precision == Precision::kTf32 ? 1 : 0;
   int optin = 0, sms = 0, device = 0;
   check_cuda(cudaGetDevice(&device), "current device", node.name);
   check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "shared memory limit", node.name);
@@ -198,7 +208,8 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   const size_t fused = fuse_post(g, node, base, &z);
   const Context* c = &ctx;
   const std::string name = node.name;
-  const std::string kernel = hopper ? "conv1d_3xtf32_wgmma_k" + std::to_string(ks) + (fused ? "+epilogue" + std::to_string(fused) : "") :
+  const std::string kernel = base.single ? "conv1d_tf32_k" + std::to_string(ks) + (hopper ? "_wgmma" : "") :
+                             hopper ? "conv1d_3xtf32_wgmma_k" + std::to_string(ks) + (fused ? "+epilogue" + std::to_string(fused) : "") :
                              "conv1d_3xtf32_k" + std::to_string(ks) + "_tile" + std::to_string(tc::tile_bm(tile)) + "x" +
                              std::to_string(tc::tile_bn(tile)) +
                              (base.splits > 1 ? "_split" + std::to_string(base.splits) : "") + (fused ? "+epilogue" + std::to_string(fused) : "");

@@ -54,6 +54,8 @@ struct Params {
   // LeakyRelu node's kernel then does not run in graph replay), when pre_leaky != 0.
   int pre_leaky = 0;
   float pre_alpha = 0.0f;
+  // --precision tf32: one TF32 product per term (hi*hi, round-to-nearest inputs), no small terms.
+  int single = 0;
 };
 
 // Split weights: [mb16][chunk][hl][k][lane][4] (mb16 = 16-row block of cout, hl = hi/lo), so each
@@ -238,8 +240,10 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
       for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
         for (int ni = 0; ni < 4; ++ni) {
-          mma_tf32(small[mi][ni], al[mi], bh[ni]);
-          mma_tf32(small[mi][ni], ah[mi], bl[ni]);
+          if (!p.single) {
+            mma_tf32(small[mi][ni], al[mi], bh[ni]);
+            mma_tf32(small[mi][ni], ah[mi], bl[ni]);
+          }
           mma_tf32(part[mi][ni], ah[mi], bh[ni]);
         }
     }
