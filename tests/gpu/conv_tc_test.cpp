@@ -46,6 +46,57 @@ std::string describe(const Case& c) {
          std::to_string(c.t) + " k" + std::to_string(c.k) + " d" + std::to_string(c.d);
 }
 
+// Compiles the conv of `c` (random data from `seed`) with `options`, checks that it took the
+// tensor-core path, runs it twice (same bits) and returns its error against float64. With
+// `generic`, also the generic GPU bars and safe mode's bits (expect_cuda_matches_reference).
+cpu_test::Diff run_tc_case(const Case& c, uint32_t seed, const Options& options = {}, bool generic = false) {
+  std::vector<In> in;
+  ir::Graph g = conv_graph(c, seed, in);
+  const int before = cuda::conv_tc_recorded_count();
+  auto exe = cuda::backend().compile(g, options);
+  EXPECT_EQ(cuda::conv_tc_recorded_count(), before + 1) << describe(c) << " did not take the tensor-core path";
+  const std::vector<Tensor> inputs = runtime_inputs(in);
+  const Tensor got = exe->run(inputs)[0];
+  const cpu_test::Diff d = cpu_test::diff(got, reference::evaluate(g, inputs)[0]);
+  EXPECT_TRUE(d.finite) << describe(c);
+  EXPECT_TRUE(same_bits(got, exe->run(inputs)[0])) << describe(c) << ": a second run changed the bits";
+  if (generic) expect_cuda_matches_reference(g, inputs, int64_t{c.cin} * c.k, describe(c));
+  return d;
+}
+
+// HiFi-GAN's residual pattern on the conv of `c`: "+ residual" then LeakyRelu(0.1) as its epilogue,
+// the residual a new graph input (appended to `inputs`, random with `seed`).
+void add_residual_and_leaky(const Case& c, ir::Graph& g, std::vector<Tensor>& inputs, uint32_t seed) {
+  ir::Value zv;
+  zv.name = "residual";
+  zv.dtype = DType::Float32;
+  zv.shape = {c.n, c.cout, c.t};
+  const ir::ValueId z = g.add_value(std::move(zv));
+  g.inputs.push_back(z);
+  g.nodes[0].epilogue = {ir::EpilogueStep{Op::Add, z, true, 0.0f, "add_residual"},
+                         ir::EpilogueStep{Op::LeakyRelu, ir::kNoValue, false, 0.1f, "leaky"}};
+  inputs.push_back(random_tensor({c.n, c.cout, c.t}, seed));
+}
+
+// The conv with its residual + LeakyRelu epilogue: the fused store matches float64 and gives the
+// bits of the separate epilogue kernel (LOCKSTEP_CUDA_CONV_TC_FUSE=0).
+void expect_fused_epilogue_same_bits(const Case& c, uint32_t seed, const std::string& what) {
+  std::vector<In> in;
+  ir::Graph g = conv_graph(c, seed, in);
+  std::vector<Tensor> inputs = runtime_inputs(in);
+  add_residual_and_leaky(c, g, inputs, seed + 1);
+  const Tensor fused = cuda::backend().compile(g, Options{})->run(inputs)[0];
+  const cpu_test::Diff d = cpu_test::diff(fused, reference::evaluate(g, inputs)[0]);
+  EXPECT_TRUE(d.finite) << what;
+  EXPECT_LE(d.rel_l2, kTcRelL2) << what;
+  std::printf("[conv_tc] %s %s + residual + LeakyRelu: rel L2 %.3g vs float64\n", what.c_str(), describe(c).c_str(), d.rel_l2);
+  setenv("LOCKSTEP_CUDA_CONV_TC_FUSE", "0", 1);
+  const Tensor separate = cuda::backend().compile(g, Options{})->run(inputs)[0];
+  unsetenv("LOCKSTEP_CUDA_CONV_TC_FUSE");
+  EXPECT_TRUE(same_bits(fused, separate)) << what << ": the fused epilogue changed the bits";
+  if (!::testing::Test::HasFailure()) expect_cuda_matches_reference(g, inputs, int64_t{c.cin} * c.k, what + " + residual + LeakyRelu");
+}
+
 TEST(CudaConvTc, RoutesOnlyTheMeasuredShapes) {
   std::vector<In> in;
   const Case yes{1, 64, 64, 1024, 3, 1, 1, 1, true, nullptr};
@@ -101,23 +152,9 @@ TEST(CudaConvTc, MatchesFloat64Reference) {
   EXPECT_EQ(cuda::tc::choose_tile(1, 64, 16384, 5, 132), TileKind::k32x256);
   uint32_t seed = 10;
   for (const Case& c : cases) {
-    std::vector<In> in;
-    ir::Graph g = conv_graph(c, seed += 10, in);
-    std::string why;
-    ASSERT_TRUE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32, &why)) << describe(c) << ": " << why;
-    const int before = cuda::conv_tc_recorded_count();
-    auto exe = cuda::backend().compile(g, Options{});
-    EXPECT_EQ(cuda::conv_tc_recorded_count(), before + 1) << describe(c) << " did not take the tensor-core path";
-    const std::vector<Tensor> inputs = runtime_inputs(in);
-    const std::vector<Tensor> got = exe->run(inputs);
-    const std::vector<Tensor> want = reference::evaluate(g, inputs);
-    const cpu_test::Diff d = cpu_test::diff(got[0], want[0]);
-    EXPECT_TRUE(d.finite) << describe(c);
+    const cpu_test::Diff d = run_tc_case(c, seed += 10, Options{}, true);
     EXPECT_LE(d.rel_l2, kTcRelL2) << describe(c);
     std::printf("[conv_tc] %s: rel L2 %.3g vs float64\n", describe(c).c_str(), d.rel_l2);
-    EXPECT_TRUE(same_bits(got[0], exe->run(inputs)[0])) << describe(c) << ": a second run changed the bits";
-    // Generic bars, and safe mode (NaN-filled buffers, canaries) gives the same bits.
-    expect_cuda_matches_reference(g, inputs, int64_t{c.cin} * c.k, describe(c));
   }
 }
 
@@ -125,31 +162,7 @@ TEST(CudaConvTc, MatchesFloat64Reference) {
 // The kernel applies both in its store; that must give the bits of the separate epilogue kernel.
 TEST(CudaConvTc, FusedResidualAndLeakyReluSameBitsAsEpilogueKernel) {
   LOCKSTEP_REQUIRE_GPU();
-  const Case c{1, 64, 64, 2048, 7, 3, 9, 9, true, nullptr};
-  std::vector<In> in;
-  ir::Graph g = conv_graph(c, 77, in);
-  ir::Value zv;
-  zv.name = "residual";
-  zv.dtype = DType::Float32;
-  zv.shape = {1, 64, 2048};
-  const ir::ValueId z = g.add_value(std::move(zv));
-  g.inputs.push_back(z);
-  ir::EpilogueStep add{Op::Add, z, true, 0.0f, "add_residual"};
-  ir::EpilogueStep leaky{Op::LeakyRelu, ir::kNoValue, false, 0.1f, "leaky"};
-  g.nodes[0].epilogue = {add, leaky};
-  std::vector<Tensor> inputs = runtime_inputs(in);
-  inputs.push_back(random_tensor({1, 64, 2048}, 78));
-  auto fused = cuda::backend().compile(g, Options{});
-  const std::vector<Tensor> got = fused->run(inputs);
-  const cpu_test::Diff d = cpu_test::diff(got[0], reference::evaluate(g, inputs)[0]);
-  EXPECT_TRUE(d.finite);
-  EXPECT_LE(d.rel_l2, kTcRelL2);
-  std::printf("[conv_tc] %s + residual + LeakyRelu: rel L2 %.3g vs float64\n", describe(c).c_str(), d.rel_l2);
-  setenv("LOCKSTEP_CUDA_CONV_TC_FUSE", "0", 1);
-  auto separate = cuda::backend().compile(g, Options{});
-  unsetenv("LOCKSTEP_CUDA_CONV_TC_FUSE");
-  EXPECT_TRUE(same_bits(got[0], separate->run(inputs)[0])) << "fused epilogue changed the bits";
-  expect_cuda_matches_reference(g, inputs, int64_t{c.cin} * c.k, describe(c) + " + residual + LeakyRelu");
+  expect_fused_epilogue_same_bits({1, 64, 64, 2048, 7, 3, 9, 9, true, nullptr}, 77, "mma.sync");
 }
 
 // An infinite activation: the float64 reference gives +-inf (sign of the tap's weight) at every
@@ -216,20 +229,9 @@ TEST(CudaConvTc, Kernel1AndSmallChannelsMatchFloat64Reference) {
   setenv("LOCKSTEP_CUDA_CONV_TC_K1", "1", 1);
   uint32_t seed = 300;
   for (const Case& c : cases) {
-    std::vector<In> in;
-    ir::Graph g = conv_graph(c, seed += 10, in);
-    std::string why;
-    EXPECT_TRUE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32, &why)) << describe(c) << ": " << why;
-    const int before = cuda::conv_tc_recorded_count();
-    auto exe = cuda::backend().compile(g, Options{});
-    EXPECT_EQ(cuda::conv_tc_recorded_count(), before + 1) << describe(c) << " did not take the tensor-core path";
-    const std::vector<Tensor> inputs = runtime_inputs(in);
-    const Tensor got = exe->run(inputs)[0];
-    const cpu_test::Diff d = cpu_test::diff(got, reference::evaluate(g, inputs)[0]);
-    EXPECT_TRUE(d.finite) << describe(c);
+    const cpu_test::Diff d = run_tc_case(c, seed += 10);
     EXPECT_LE(d.rel_l2, kTcRelL2) << describe(c);
     std::printf("[conv_tc] k1/small %s -> %d: rel L2 %.3g vs float64\n", describe(c).c_str(), c.cout, d.rel_l2);
-    EXPECT_TRUE(same_bits(got, exe->run(inputs)[0])) << describe(c) << ": a second run changed the bits";
   }
   unsetenv("LOCKSTEP_CUDA_CONV_TC_K1");
 }
@@ -257,22 +259,11 @@ TEST(CudaConvTc, SplitReductionsMatchFloat64Reference) {
     const Case& c = sc.c;
     const TileKind tile = cuda::tc::choose_tile(c.n, c.cout, c.t, c.k, 132);
     EXPECT_EQ(cuda::tc::choose_splits(c.n, c.cin, c.cout, c.t, c.k, tile), sc.splits) << describe(c);
-    std::vector<In> in;
-    ir::Graph g = conv_graph(c, seed += 10, in);
-    std::string why;
-    ASSERT_TRUE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32, &why)) << describe(c) << ": " << why;
-    auto exe = cuda::backend().compile(g, Options{});
-    const std::vector<Tensor> inputs = runtime_inputs(in);
-    const Tensor got = exe->run(inputs)[0];
-    const Tensor want = reference::evaluate(g, inputs)[0];
-    const cpu_test::Diff d = cpu_test::diff(got, want);
-    EXPECT_TRUE(d.finite) << describe(c);
+    const cpu_test::Diff d = run_tc_case(c, seed += 10);
     EXPECT_LE(d.rel_l2, kTcRelL2) << describe(c);
-    EXPECT_TRUE(same_bits(got, exe->run(inputs)[0])) << describe(c) << ": a second run changed the bits";
     setenv("LOCKSTEP_CUDA_CONV_TC_SPLIT", "0", 1);
-    auto unsplit = cuda::backend().compile(g, Options{});
+    const cpu_test::Diff du = run_tc_case(c, seed);  // the same data in one range
     unsetenv("LOCKSTEP_CUDA_CONV_TC_SPLIT");
-    const cpu_test::Diff du = cpu_test::diff(unsplit->run(inputs)[0], want);
     EXPECT_LE(du.rel_l2, kTcRelL2) << describe(c) << " unsplit";
     std::printf("[conv_tc] %s in %d ranges: rel L2 %.3g vs float64 (unsplit %.3g)\n", describe(c).c_str(), sc.splits,
                 d.rel_l2, du.rel_l2);
@@ -281,24 +272,7 @@ TEST(CudaConvTc, SplitReductionsMatchFloat64Reference) {
   // Bias, the residual Add and LeakyRelu once after the merge: the bits of the separate epilogue.
   const Case c{1, 128, 128, 512, 7, 3, 9, 9, true, nullptr};
   ASSERT_GT(cuda::tc::choose_splits(c.n, c.cin, c.cout, c.t, c.k, cuda::tc::choose_tile(c.n, c.cout, c.t, c.k, 132)), 1);
-  std::vector<In> in;
-  ir::Graph g = conv_graph(c, 601, in);
-  ir::Value zv;
-  zv.name = "residual";
-  zv.dtype = DType::Float32;
-  zv.shape = {1, 128, 512};
-  const ir::ValueId z = g.add_value(std::move(zv));
-  g.inputs.push_back(z);
-  g.nodes[0].epilogue = {ir::EpilogueStep{Op::Add, z, true, 0.0f, "add_residual"},
-                         ir::EpilogueStep{Op::LeakyRelu, ir::kNoValue, false, 0.1f, "leaky"}};
-  std::vector<Tensor> inputs = runtime_inputs(in);
-  inputs.push_back(random_tensor({1, 128, 512}, 602));
-  const Tensor fused = cuda::backend().compile(g, Options{})->run(inputs)[0];
-  EXPECT_LE(cpu_test::diff(fused, reference::evaluate(g, inputs)[0]).rel_l2, kTcRelL2);
-  setenv("LOCKSTEP_CUDA_CONV_TC_FUSE", "0", 1);
-  const Tensor separate = cuda::backend().compile(g, Options{})->run(inputs)[0];
-  unsetenv("LOCKSTEP_CUDA_CONV_TC_FUSE");
-  EXPECT_TRUE(same_bits(fused, separate)) << "the split path's fused epilogue changed the bits";
+  expect_fused_epilogue_same_bits(c, 601, "split");
 }
 
 // The Hopper variant (wgmma, conv_wgmma.h), forced on every case (splitting off, so the small
@@ -325,38 +299,11 @@ TEST(CudaConvTc, WgmmaMatchesFloat64Reference) {
   };
   uint32_t seed = 700;
   for (const Case& c : cases) {
-    std::vector<In> in;
-    ir::Graph g = conv_graph(c, seed += 10, in);
-    std::string why;
-    ASSERT_TRUE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32, &why)) << describe(c) << ": " << why;
-    auto exe = cuda::backend().compile(g, Options{});
-    const std::vector<Tensor> inputs = runtime_inputs(in);
-    const Tensor got = exe->run(inputs)[0];
-    const cpu_test::Diff d = cpu_test::diff(got, reference::evaluate(g, inputs)[0]);
-    EXPECT_TRUE(d.finite) << describe(c);
+    const cpu_test::Diff d = run_tc_case(c, seed += 10);
     EXPECT_LE(d.rel_l2, kTcRelL2) << describe(c);
-    EXPECT_TRUE(same_bits(got, exe->run(inputs)[0])) << describe(c) << ": a second run changed the bits";
     std::printf("[conv_tc] wgmma %s: rel L2 %.3g vs float64\n", describe(c).c_str(), d.rel_l2);
   }
-  const Case c{1, 64, 64, 2048, 7, 3, 9, 9, true, nullptr};
-  std::vector<In> in;
-  ir::Graph g = conv_graph(c, 801, in);
-  ir::Value zv;
-  zv.name = "residual";
-  zv.dtype = DType::Float32;
-  zv.shape = {1, 64, 2048};
-  const ir::ValueId z = g.add_value(std::move(zv));
-  g.inputs.push_back(z);
-  g.nodes[0].epilogue = {ir::EpilogueStep{Op::Add, z, true, 0.0f, "add_residual"},
-                         ir::EpilogueStep{Op::LeakyRelu, ir::kNoValue, false, 0.1f, "leaky"}};
-  std::vector<Tensor> inputs = runtime_inputs(in);
-  inputs.push_back(random_tensor({1, 64, 2048}, 802));
-  const Tensor fused = cuda::backend().compile(g, Options{})->run(inputs)[0];
-  EXPECT_LE(cpu_test::diff(fused, reference::evaluate(g, inputs)[0]).rel_l2, kTcRelL2);
-  setenv("LOCKSTEP_CUDA_CONV_TC_FUSE", "0", 1);
-  const Tensor separate = cuda::backend().compile(g, Options{})->run(inputs)[0];
-  unsetenv("LOCKSTEP_CUDA_CONV_TC_FUSE");
-  EXPECT_TRUE(same_bits(fused, separate)) << "the wgmma path's fused epilogue changed the bits";
+  expect_fused_epilogue_same_bits({1, 64, 64, 2048, 7, 3, 9, 9, true, nullptr}, 801, "wgmma");
   unsetenv("LOCKSTEP_CUDA_CONV_TC_SPLIT");
   unsetenv("LOCKSTEP_CUDA_CONV_WGMMA");
 }
@@ -376,17 +323,9 @@ TEST(CudaConvTc, Tf32ModeIsOneTf32ProductPerTerm) {
   setenv("LOCKSTEP_CUDA_CONV_TC_TF32", "1", 1);  // every shape here (by default only <= 16 channels)
   uint32_t seed = 900;
   for (const Case& c : cases) {
-    std::vector<In> in;
-    ir::Graph g = conv_graph(c, seed += 10, in);
-    const int before = cuda::conv_tc_recorded_count();
-    auto exe = cuda::backend().compile(g, tf32);
-    EXPECT_EQ(cuda::conv_tc_recorded_count(), before + 1) << describe(c);
-    const std::vector<Tensor> inputs = runtime_inputs(in);
-    const Tensor got = exe->run(inputs)[0];
-    const cpu_test::Diff d = cpu_test::diff(got, reference::evaluate(g, inputs)[0]);
+    const cpu_test::Diff d = run_tc_case(c, seed += 10, tf32);
     EXPECT_LE(d.rel_l2, kPlainTf32RelL2) << describe(c);
     EXPECT_GE(d.rel_l2, kNotStrict) << describe(c) << ": tf32 mode was not in effect";
-    EXPECT_TRUE(same_bits(got, exe->run(inputs)[0])) << describe(c);
     std::printf("[conv_tc] tf32 mode %s: rel L2 %.3g vs float64\n", describe(c).c_str(), d.rel_l2);
   }
   unsetenv("LOCKSTEP_CUDA_CONV_TC_TF32");

@@ -255,9 +255,8 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
         for (int e = 0; e < 4; ++e) acc[mi][ni][e] += part[mi][ni][e];
   }
   cp_wait<0>();
-  if (p.splits > 1) {  // unmerged sums of this chunk range; split_reduce merges in split order
-    const size_t plane = static_cast<size_t>(p.cout) * p.t_out;
-    float* pa = p.partial + static_cast<size_t>(blockIdx.z) * 2 * plane;
+  // Visits this thread's outputs inside the tensor: f(mi, ni, e, index co*t_out + t, co).
+  auto each_output = [&](auto&& f) {
 #pragma unroll
     for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
@@ -265,12 +264,16 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int co = co0 + wm + mi * 16 + g + (e >= 2 ? 8 : 0), t = t0 + wn + ni * 8 + 2 * q + (e & 1);
-          if (co < p.cout && t < p.t_out) {
-            const size_t i = static_cast<size_t>(co) * p.t_out + t;
-            pa[i] = acc[mi][ni][e];
-            pa[plane + i] = small[mi][ni][e];
-          }
+          if (co < p.cout && t < p.t_out) f(mi, ni, e, static_cast<size_t>(co) * p.t_out + t, co);
         }
+  };
+  if (p.splits > 1) {  // unmerged sums of this chunk range; split_reduce merges in split order
+    const size_t plane = static_cast<size_t>(p.cout) * p.t_out;
+    float* pa = p.partial + static_cast<size_t>(blockIdx.z) * 2 * plane;
+    each_output([&](int mi, int ni, int e, size_t i, int) {
+      pa[i] = acc[mi][ni][e];
+      pa[plane + i] = small[mi][ni][e];
+    });
     return;
   }
 #pragma unroll
@@ -289,18 +292,7 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
   const size_t out_base = static_cast<size_t>(batch) * p.cout * p.t_out;
   float* y = p.y + out_base;
   const float* z = p.z ? p.z + out_base : nullptr;
-#pragma unroll
-  for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-    for (int ni = 0; ni < 4; ++ni)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int co = co0 + wm + mi * 16 + g + (e >= 2 ? 8 : 0), t = t0 + wn + ni * 8 + 2 * q + (e & 1);
-        if (co < p.cout && t < p.t_out) {
-          const size_t i = static_cast<size_t>(co) * p.t_out + t;
-          y[i] = finish(p, acc[mi][ni][e], co, z ? z + i : nullptr);
-        }
-      }
+  each_output([&](int mi, int ni, int e, size_t i, int co) { y[i] = finish(p, acc[mi][ni][e], co, z ? z + i : nullptr); });
 }
 
 // Merges the split sums in split order (acc and small apart, as the unsplit kernel keeps them),
@@ -390,25 +382,26 @@ inline uint32_t host_tf32_rna(uint32_t bits) {
   if ((bits & 0x7f800000u) == 0x7f800000u) return bits;
   return (bits + 0x1000u) & 0xffffe000u;
 }
+// One float32 weight as TF32 hi + lo (round to nearest, ties away, as cvt.rna); inf/NaN stay
+// whole in hi with lo = 0, and a finite weight never rounds up to inf.
+inline void split_tf32_host(float v, float& h, float& l) {
+  uint32_t vb, hb, lb;
+  __builtin_memcpy(&vb, &v, 4);
+  hb = host_tf32_rna(vb);
+  if ((hb & 0x7f800000u) == 0x7f800000u && (vb & 0x7f800000u) != 0x7f800000u) hb = vb & 0xffffe000u;
+  __builtin_memcpy(&h, &hb, 4);
+  const float rest = (vb & 0x7f800000u) == 0x7f800000u ? 0.0f : v - h;
+  __builtin_memcpy(&lb, &rest, 4);
+  lb = host_tf32_rna(lb);
+  __builtin_memcpy(&l, &lb, 4);
+}
 inline void split_weights_host(const float* w, int cout, int cin, int ks, float* out) {
   const size_t half = static_cast<size_t>(ks) * 128;
   for (int co = 0; co < cout; ++co)
     for (int ci = 0; ci < cin; ++ci)
       for (int k = 0; k < ks; ++k) {
-        const float v = w[(static_cast<size_t>(co) * cin + ci) * ks + k];
-        uint32_t vb, hb, lb;
-        __builtin_memcpy(&vb, &v, 4);
-        hb = host_tf32_rna(vb);
-        if ((hb & 0x7f800000u) == 0x7f800000u && (vb & 0x7f800000u) != 0x7f800000u) hb = vb & 0xffffe000u;  // no round-up to inf
-        float h, l;
-        __builtin_memcpy(&h, &hb, 4);
-        const float rest = (vb & 0x7f800000u) == 0x7f800000u ? 0.0f : v - h;
-        __builtin_memcpy(&lb, &rest, 4);
-        lb = host_tf32_rna(lb);
-        __builtin_memcpy(&l, &lb, 4);
         const size_t i = split_index(co, ci, k, cin, ks);
-        out[i] = h;
-        out[i + half] = l;
+        split_tf32_host(w[(static_cast<size_t>(co) * cin + ci) * ks + k], out[i], out[i + half]);
       }
 }
 

@@ -36,22 +36,11 @@ inline void split_weights_host(const float* w, int cout, int cin, int ks, float*
   for (int co = 0; co < cout; ++co)
     for (int ci = 0; ci < cin; ++ci)
       for (int k = 0; k < ks; ++k) {
-        uint32_t vb, hb, lb;
-        const float v = w[(static_cast<size_t>(co) * cin + ci) * ks + k];
-        __builtin_memcpy(&vb, &v, 4);
-        hb = tc::host_tf32_rna(vb);
-        if ((hb & 0x7f800000u) == 0x7f800000u && (vb & 0x7f800000u) != 0x7f800000u) hb = vb & 0xffffe000u;
-        float h, l;
-        __builtin_memcpy(&h, &hb, 4);
-        const float rest = (vb & 0x7f800000u) == 0x7f800000u ? 0.0f : v - h;
-        __builtin_memcpy(&lb, &rest, 4);
-        lb = tc::host_tf32_rna(lb);
-        __builtin_memcpy(&l, &lb, 4);
         const int tile = co / kBlockCout, row = co % kBlockCout, chunk = ci / tc::kChunk, half = (ci % 8) / 4, j = ci % 4;
         const size_t unit = (static_cast<size_t>(tile) * chunks + chunk) * ks * 1024;
         const size_t hi_at = unit + ((static_cast<size_t>(k) * 2 + 0) * 2 + half) * 256 + row * 4 + j;
-        out[hi_at] = h;
-        out[hi_at + 512] = l;  // hl = 1: two halves of 64 x 4 further
+        // lo (hl = 1) is two halves of 64 x 4 further
+        tc::split_tf32_host(w[(static_cast<size_t>(co) * cin + ci) * ks + k], out[hi_at], out[hi_at + 512]);
       }
 }
 
