@@ -196,7 +196,7 @@ def main():
                     left = a.budget_s + 60 - (time.time() - t_start)  # the step's own timeout is near
                     j = lockstep(binary, a.backend, stem, runs, timeout=max(30, min(120, left)))
                     lr.update(ms=j["median_ms"], rel_l2=j.get("rel_l2"), runs=runs, compile_ms=j["compile_ms"],
-                              min_ms=j.get("min_ms"))
+                              min_ms=j.get("min_ms"), device_ms=j.get("device_median_ms"))
                 except Exception as e:
                     lr["error"] = f"{type(e).__name__}: {str(e)[-400:]}"
             else:
