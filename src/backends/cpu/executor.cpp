@@ -1,6 +1,7 @@
 #include "backends/cpu/executor.h"
 
 #include <omp.h>
+#include <sys/mman.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -21,15 +22,34 @@ namespace {
 constexpr int64_t kAlign = 64;
 int64_t align_up(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
+// Buffers from this size on come straight from mmap (zero pages on first touch).
+constexpr size_t kMapBytes = size_t{1} << 20;
+
+// A zeroed, 64-byte aligned buffer. Big ones are mapped rather than memset: compile then touches
+// none of the arena (a memset faulted in every page, ~0.4 s per GiB, before any run needed it).
 struct AlignedBuffer {
   std::byte* data = nullptr;
+  size_t mapped = 0;  // bytes mapped; 0 when from aligned_alloc
   explicit AlignedBuffer(size_t bytes) {
     size_t padded = static_cast<size_t>(align_up(static_cast<int64_t>(bytes == 0 ? 1 : bytes)));
+    if (padded >= kMapBytes) {
+      void* p = mmap(nullptr, padded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED)
+        throw Error(ErrorCode::OutOfMemory, "cpu: cannot map " + std::to_string(bytes) + " bytes");
+      data = static_cast<std::byte*>(p);
+      mapped = padded;
+      return;
+    }
     data = static_cast<std::byte*>(std::aligned_alloc(kAlign, padded));
     if (!data) throw Error(ErrorCode::OutOfMemory, "cpu: cannot allocate " + std::to_string(bytes) + " bytes");
     std::memset(data, 0, padded);
   }
-  ~AlignedBuffer() { std::free(data); }
+  ~AlignedBuffer() {
+    if (mapped)
+      munmap(data, mapped);
+    else
+      std::free(data);
+  }
   AlignedBuffer(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
 };
@@ -46,6 +66,24 @@ class ThreadScope {
 
 int64_t value_bytes(const ir::Value& v) {
   return num_elements(v.shape) * static_cast<int64_t>(storage_size(v.dtype));
+}
+
+// Values a kernel can see: graph inputs and outputs, node inputs, outputs and epilogue operands.
+// Fusion and folding leave the others behind in graph.values (146 of them, 589 MiB, in the seed
+// decoder at 1024 frames); they get no buffer.
+std::vector<char> referenced_values(const ir::Graph& graph) {
+  std::vector<char> used(graph.values.size(), 0);
+  auto mark = [&](ir::ValueId id) {
+    if (id != ir::kNoValue) used[static_cast<size_t>(id)] = 1;
+  };
+  for (ir::ValueId id : graph.inputs) mark(id);
+  for (ir::ValueId id : graph.outputs) mark(id);
+  for (const auto& node : graph.nodes) {
+    for (ir::ValueId id : node.inputs) mark(id);
+    for (ir::ValueId id : node.outputs) mark(id);
+    for (const auto& step : node.epilogue) mark(step.operand);
+  }
+  return used;
 }
 
 class CpuExecutable final : public Executable {
@@ -68,9 +106,10 @@ class CpuExecutable final : public Executable {
         if (offsets[v] >= 0 && offsets[v] + value_bytes(graph_.values[v]) > graph_.plan->arena_bytes)
           throw Error(ErrorCode::Internal, "cpu: memory plan puts '" + graph_.values[v].name + "' outside the arena");
     }
+    const std::vector<char> used = referenced_values(graph_);
     for (size_t v = 0; v < nvalues; ++v) {
       const ir::Value& value = graph_.values[v];
-      if (value.constant.defined() || offsets[v] >= 0) continue;
+      if (value.constant.defined() || offsets[v] >= 0 || !used[v]) continue;
       if (!value.shape_known())
         throw Error(ErrorCode::ShapeMismatch, "cpu: value '" + value.name + "' has no static shape");
       offsets[v] = arena;
@@ -91,7 +130,7 @@ class CpuExecutable final : public Executable {
         constants_.push_back(value.constant.dtype() == DType::Float64 ? value.constant.to(DType::Float32)
                                                                       : value.constant);
         ctx.pointers[v] = constants_.back().raw();
-      } else {
+      } else if (offsets[v] >= 0) {
         ctx.pointers[v] = arena_->data + offsets[v];
       }
     }
@@ -146,6 +185,7 @@ class CpuExecutable final : public Executable {
   const ir::Graph& graph() const override { return graph_; }
   std::string backend_name() const override { return "cpu"; }
   const void* arena_data() const { return arena_->data; }
+  int64_t arena_size() const { return arena_bytes_; }
 
  private:
   // Test-only: the fault sees a copy of each output and its result is written back to the arena.
@@ -239,6 +279,11 @@ int resolve_threads(int threads) {
 const void* arena_address(const Executable& executable) {
   auto* cpu = dynamic_cast<const CpuExecutable*>(&executable);
   return cpu ? cpu->arena_data() : nullptr;
+}
+
+int64_t arena_bytes(const Executable& executable) {
+  auto* cpu = dynamic_cast<const CpuExecutable*>(&executable);
+  return cpu ? cpu->arena_size() : -1;
 }
 
 std::unique_ptr<Executable> make_executable(const ir::Graph& graph, const Options& options) {
