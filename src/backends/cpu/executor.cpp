@@ -125,6 +125,7 @@ class CpuExecutable final : public Executable {
     nwc_ = ctx.nwc;
     for (size_t v = 0; v < nvalues; ++v) {
       const ir::Value& value = graph_.values[v];
+      if (!used[v]) continue;  // folded or fused away: no kernel reads it
       if (value.constant.defined()) {
         // Constants converted once: floating ones to float32.
         constants_.push_back(value.constant.dtype() == DType::Float64 ? value.constant.to(DType::Float32)
