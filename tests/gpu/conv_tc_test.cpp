@@ -334,6 +334,61 @@ TEST(CudaConvTc, Tf32ModeIsOneTf32ProductPerTerm) {
   EXPECT_TRUE(cuda::conv_tc_eligible(small, small.nodes[0], cuda::Precision::kTf32)) << "16 channels: this kernel by default";
 }
 
+// ConvTranspose (the HiFi-GAN upsamplers) as one conv of its stride phases (opt-in): rows
+// co*s + phase, taps reversed every s, stored interleaved and cropped by the pads. Same bar.
+TEST(CudaConvTc, ConvTransposeAsPhasesMatchesFloat64Reference) {
+  LOCKSTEP_REQUIRE_GPU();
+  struct TCase {
+    int n, cin, cout, t, k, s, pb, pe;
+    bool bias;
+  };
+  const TCase cases[] = {
+      {1, 64, 32, 256, 16, 8, 4, 4, true},     // ups 0/1: k16 s8
+      {1, 32, 16, 1024, 4, 2, 1, 1, true},     // ups 2/3: k4 s2
+      {2, 128, 64, 512, 8, 4, 2, 2, false},    // low's ups 2: k8 s4, batch 2
+      {1, 16, 8, 132, 6, 2, 0, 3, true},       // three taps per phase, asymmetric crop
+  };
+  std::vector<In> in0 = {{random_tensor({1, 64, 256}, 999), true}, {random_tensor({64, 32, 16}, 998), false}};
+  ir::Attributes a0;
+  a0.set("strides", std::vector<int64_t>{8});
+  a0.set("pads", std::vector<int64_t>{4, 4});
+  const ir::Graph g0 = node_graph(Op::ConvTranspose, in0, a0);
+  EXPECT_FALSE(cuda::conv_tc_eligible(g0, g0.nodes[0], cuda::Precision::kFp32)) << "opt-in only";
+  setenv("LOCKSTEP_CUDA_CONVT_TC", "1", 1);
+  uint32_t seed = 1000;
+  for (const TCase& c : cases) {
+    std::vector<In> in = {{random_tensor({c.n, c.cin, c.t}, seed += 10), true},
+                          {random_tensor({c.cin, c.cout, c.k}, seed + 1, DType::Float32, -0.2f, 0.2f), false}};
+    if (c.bias) in.push_back({random_tensor({c.cout}, seed + 2), false});
+    ir::Attributes a;
+    a.set("strides", std::vector<int64_t>{c.s});
+    a.set("pads", std::vector<int64_t>{c.pb, c.pe});
+    ir::Graph g = node_graph(Op::ConvTranspose, in, a);
+    const std::string what = "conv_transpose n" + std::to_string(c.n) + " c" + std::to_string(c.cin) + "->" + std::to_string(c.cout) +
+                             " T" + std::to_string(c.t) + " k" + std::to_string(c.k) + " s" + std::to_string(c.s);
+    std::string why;
+    ASSERT_TRUE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32, &why)) << what << ": " << why;
+    const int before = cuda::conv_tc_recorded_count();
+    auto exe = cuda::backend().compile(g, Options{});
+    EXPECT_EQ(cuda::conv_tc_recorded_count(), before + 1) << what;
+    const std::vector<Tensor> inputs = runtime_inputs(in);
+    const Tensor got = exe->run(inputs)[0];
+    const cpu_test::Diff d = cpu_test::diff(got, reference::evaluate(g, inputs)[0]);
+    EXPECT_TRUE(d.finite) << what;
+    EXPECT_LE(d.rel_l2, kTcRelL2) << what;
+    EXPECT_TRUE(same_bits(got, exe->run(inputs)[0])) << what;
+    std::printf("[conv_tc] %s: rel L2 %.3g vs float64\n", what.c_str(), d.rel_l2);
+    expect_cuda_matches_reference(g, inputs, int64_t{c.cin} * c.k / c.s, what);
+  }
+  // A kernel that is no multiple of the stride: the GEMM path.
+  std::vector<In> in = {{random_tensor({1, 16, 64}, 1100), true}, {random_tensor({16, 8, 5}, 1101), false}};
+  ir::Attributes a;
+  a.set("strides", std::vector<int64_t>{2});
+  const ir::Graph g5 = node_graph(Op::ConvTranspose, in, a);
+  EXPECT_FALSE(cuda::conv_tc_eligible(g5, g5.nodes[0], cuda::Precision::kFp32));
+  unsetenv("LOCKSTEP_CUDA_CONVT_TC");
+}
+
 }  // namespace
 }  // namespace lockstep::gpu_test
 

@@ -519,6 +519,8 @@ bool gemm_transpose(const ir::Graph& g, const ir::Node& node) {
 void record_conv_transpose(Context& ctx, int node_index, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
   const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
+  // Strict fp32, 1-D, kernel a multiple of the stride: all phases as one tensor-core conv (conv_tc.h).
+  if (conv_tc_eligible(g, node, ctx.precision) && record_conv_tc(ctx, node_index, program)) return;
   if (gemm_transpose(g, node)) {
     record_conv_transpose_gemm(ctx, node_index, program);
     return;

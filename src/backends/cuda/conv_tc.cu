@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "backends/cuda/conv_tc_kernel.h"
@@ -107,32 +108,95 @@ bool fail(std::string* why_not, const char* why) {
   return false;
 }
 
+// The stride-1 1-D conv the kernel runs for a node. A Conv is itself. A ConvTranspose of stride
+// s and kernel K = J*s is one conv with C_out*s rows (row co*s + phase, taps of w reversed every
+// s: w'[co*s+ph, ci, j] = w[ci, co, ph + (J-1-j)*s]), kernel J, pad J-1 and
+// ceil((T_out + pad)/s) steps, stored with Params::shuffle.
+struct VirtualConv {
+  int64_t n = 0, cin = 0, cout = 0, t_in = 0, t_out = 0, ks = 0, dil = 1, pad = 0;
+  int64_t shuffle = 1, shuffle_pad = 0, y_len = 0;  // y_len: the real output's steps
+};
+
+std::optional<VirtualConv> virtual_conv(const ir::Graph& g, const ir::Node& node, std::string* why_not) {
+  const ir::Value& xv = g.value(node.inputs[0]);
+  const ir::Value& wv = g.value(node.inputs[1]);
+  const ir::Value& yv = g.value(node.outputs[0]);
+  if (xv.shape.size() != 3 || wv.shape.size() != 3 || yv.shape.size() != 3) return fail(why_not, "not 1-D"), std::nullopt;
+  VirtualConv v;
+  v.n = xv.shape[0];
+  v.cin = xv.shape[1];
+  v.t_in = xv.shape[2];
+  v.y_len = yv.shape[2];
+  if (node.op == ir::Op::Conv) {
+    const ir::ConvGeometry geo = ir::conv_geometry(node, xv.shape, wv.shape);  // pads with auto_pad resolved
+    if (geo.group != 1) return fail(why_not, "grouped"), std::nullopt;
+    if (geo.strides[0] != 1) return fail(why_not, "stride != 1"), std::nullopt;
+    if (wv.shape[1] != v.cin || yv.shape[1] != wv.shape[0]) return fail(why_not, "channel mismatch"), std::nullopt;
+    v.cout = wv.shape[0];
+    v.ks = wv.shape[2];
+    v.dil = geo.dilations[0];
+    v.pad = geo.pad_begin[0];
+    v.t_out = v.y_len;
+    return v;
+  }
+  const ir::ConvGeometry geo = ir::conv_transpose_geometry(node, xv.shape, wv.shape);
+  const int64_t s = geo.strides[0], k = wv.shape[2];
+  if (geo.group != 1) return fail(why_not, "grouped"), std::nullopt;
+  if (geo.dilations[0] != 1) return fail(why_not, "dilated ConvTranspose"), std::nullopt;
+  if (wv.shape[0] != v.cin || yv.shape[1] != wv.shape[1]) return fail(why_not, "channel mismatch"), std::nullopt;
+  if (s < 1 || k % s != 0) return fail(why_not, "ConvTranspose kernel not a multiple of the stride"), std::nullopt;
+  if (geo.pad_begin[0] < 0) return fail(why_not, "negative ConvTranspose padding"), std::nullopt;
+  v.cout = wv.shape[1] * s;
+  v.ks = k / s;
+  v.pad = v.ks - 1;
+  v.shuffle = s;
+  v.shuffle_pad = geo.pad_begin[0];
+  v.t_out = (v.y_len - 1 + v.shuffle_pad) / s + 1;
+  return v;
+}
+
+// The virtual conv's weights [cout, cin, ks] (float32).
+std::vector<float> virtual_weights(const ir::Node& node, const VirtualConv& v, const float* w) {
+  if (node.op == ir::Op::Conv) return std::vector<float>(w, w + v.cout * v.cin * v.ks);
+  std::vector<float> out(static_cast<size_t>(v.cout * v.cin * v.ks));
+  const int64_t s = v.shuffle, cout_real = v.cout / s, k = v.ks * s;
+  for (int64_t co = 0; co < cout_real; ++co)
+    for (int64_t ph = 0; ph < s; ++ph)
+      for (int64_t ci = 0; ci < v.cin; ++ci)
+        for (int64_t j = 0; j < v.ks; ++j)
+          out[static_cast<size_t>(((co * s + ph) * v.cin + ci) * v.ks + j)] = w[(ci * cout_real + co) * k + ph + (v.ks - 1 - j) * s];
+  return out;
+}
+
 }  // namespace
 
 bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precision, std::string* why_not) {
   if (env_is("LOCKSTEP_CUDA_CONV_TC", "0")) return fail(why_not, "LOCKSTEP_CUDA_CONV_TC=0");
-  if (node.op != ir::Op::Conv) return fail(why_not, "not a Conv");
-  // tf32 runs the same kernel with one TF32 product per term; fp16/bf16 keep cuDNN's paths.
-  if (precision != Precision::kFp32 && precision != Precision::kTf32) return fail(why_not, "fp16/bf16 keep cuDNN's tensor-op paths");
+  const bool transpose = node.op == ir::Op::ConvTranspose;
+  if (node.op != ir::Op::Conv && !transpose) return fail(why_not, "not a Conv or ConvTranspose");
+  // ConvTranspose phases: correct (7e-8..1.1e-7 per op) but no faster than the SGEMM + col2im
+  // path on the presets (H200, 1024 frames: seed 0.118 vs 0.143 ms, low 0.269 vs 0.289, ljs 0.757
+  // vs 0.735 in total), so opt-in: LOCKSTEP_CUDA_CONVT_TC=1.
+  if (transpose && !env_is("LOCKSTEP_CUDA_CONVT_TC", "1")) return fail(why_not, "ConvTranspose on tensor cores is opt-in (LOCKSTEP_CUDA_CONVT_TC=1)");
+  // tf32 runs the same kernel with one TF32 product per term; fp16/bf16 keep cuDNN's paths, and
+  // the fast modes keep ConvTranspose on the TF32 GEMM.
+  if (precision != Precision::kFp32 && (precision != Precision::kTf32 || transpose))
+    return fail(why_not, "fast modes keep cuDNN's and cuBLAS's tensor-op paths");
   if (precision == Precision::kTf32 && env_is("LOCKSTEP_CUDA_CONV_TC_TF32", "0")) return fail(why_not, "LOCKSTEP_CUDA_CONV_TC_TF32=0");
   if (node.inputs.size() < 2 || node.outputs.empty()) return fail(why_not, "missing inputs");
   const ir::Value& xv = g.value(node.inputs[0]);
   const ir::Value& wv = g.value(node.inputs[1]);
-  const ir::Value& yv = g.value(node.outputs[0]);
-  if (xv.shape.size() != 3 || wv.shape.size() != 3 || yv.shape.size() != 3) return fail(why_not, "not 1-D");
   if (device_dtype(xv.dtype) != DType::Float32) return fail(why_not, "not float");
   if (!wv.constant.defined()) return fail(why_not, "weights are not a constant");
-  const ir::ConvGeometry geo = ir::conv_geometry(node, xv.shape, wv.shape);  // pads with auto_pad resolved
-  if (geo.group != 1) return fail(why_not, "grouped");
-  if (geo.strides[0] != 1) return fail(why_not, "stride != 1");
-  const int64_t n = xv.shape[0], cin = xv.shape[1], t_in = xv.shape[2], cout = wv.shape[0], ks = wv.shape[2];
-  const int64_t t_out = yv.shape[2];
-  const int64_t d = geo.dilations[0];
-  if (wv.shape[1] != cin || yv.shape[1] != cout) return fail(why_not, "channel mismatch");
+  const std::optional<VirtualConv> v = virtual_conv(g, node, why_not);
+  if (!v) return false;
+  const int64_t n = v->n, cin = v->cin, t_in = v->t_in, cout = v->cout, ks = v->ks, t_out = v->t_out, d = v->dil;
   // Kernel size 1 stays opt-in (LOCKSTEP_CUDA_CONV_TC_K1=1): 6-9x faster than cuDNN in the probe on
   // the flow's 1x1 shapes, but at model level (H200, 1024 frames) seed -0.1 ms, low and ljs +0.1 ms.
+  // Kernel 2 only as ConvTranspose phases (K = 2*stride, the HiFi-GAN upsamplers).
   const bool k1_ok = ks == 1 && env_is("LOCKSTEP_CUDA_CONV_TC_K1", "1");
-  if (!tc::supported_ks(static_cast<int>(ks)) && !k1_ok) return fail(why_not, "kernel size not 3/5/7/11");
+  if (!tc::supported_ks(static_cast<int>(ks)) && !k1_ok && !(transpose && ks == 2))
+    return fail(why_not, transpose ? "ConvTranspose kernel/stride not 2/3/5/7/11" : "kernel size not 3/5/7/11");
   if (cin % tc::kChunk != 0 || t_in % 4 != 0) return fail(why_not, "C_in % 8 or T_in % 4 not 0");
   const bool small_ok = !env_is("LOCKSTEP_CUDA_CONV_TC_SMALL", "0");
   const int64_t min_cin = small_ok ? kMinChannelsSmall : kMinChannels, min_cout = small_ok ? 1 : kMinChannels;
@@ -145,9 +209,9 @@ bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precis
     return fail(why_not, "tf32 with more than 16 channels: cuDNN's TF32 path is faster");
   if (cin < min_cin || cout < min_cout || n * t_out < min_steps) return fail(why_not, "below the measured size range");
   if (d < 1 || (ks - 1) * d > 4096) return fail(why_not, "dilation out of range");
-  const int64_t pb = geo.pad_begin[0];
-  if (pb < 0 || pb > (ks - 1) * d) return fail(why_not, "pad outside [0, (k-1)*d]");
-  if (cin * t_in >= (int64_t{1} << 31) || cout * t_out >= (int64_t{1} << 31) || n > 65535 / tc::kMaxSplits)
+  if (v->pad < 0 || v->pad > (ks - 1) * d) return fail(why_not, "pad outside [0, (k-1)*d]");
+  if (cin * t_in >= (int64_t{1} << 31) || cout * t_out >= (int64_t{1} << 31) || v->y_len * cout >= (int64_t{1} << 31) ||
+      n > 65535 / tc::kMaxSplits)
     return fail(why_not, "too large for 32-bit indices");
   // The weight split keeps an infinite weight whole in hi with lo = 0, and ah*bl = inf*0 would be
   // NaN where float64 gives +-inf: non-finite weights stay on cuDNN.
@@ -161,18 +225,19 @@ bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precis
 bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
   const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
-  const ir::Value& xv = g.value(node.inputs[0]);
   const ir::Value& wv = g.value(node.inputs[1]);
-  const int n = static_cast<int>(xv.shape[0]), cin = static_cast<int>(xv.shape[1]), t_in = static_cast<int>(xv.shape[2]);
-  const int cout = static_cast<int>(wv.shape[0]), ks = static_cast<int>(wv.shape[2]);
-  const ir::ConvGeometry geo = ir::conv_geometry(node, xv.shape, wv.shape);
+  const VirtualConv v = *virtual_conv(g, node, nullptr);
+  const int n = static_cast<int>(v.n), cin = static_cast<int>(v.cin), cout = static_cast<int>(v.cout), ks = static_cast<int>(v.ks);
   tc::Params base{};
   base.cin = cin;
   base.cout = cout;
-  base.t_in = t_in;
-  base.t_out = static_cast<int>(g.value(node.outputs[0]).shape[2]);
-  base.dil = static_cast<int>(geo.dilations[0]);
-  base.pad = static_cast<int>(geo.pad_begin[0]);
+  base.t_in = static_cast<int>(v.t_in);
+  base.t_out = static_cast<int>(v.t_out);
+  base.dil = static_cast<int>(v.dil);
+  base.pad = static_cast<int>(v.pad);
+  base.shuffle = static_cast<int>(v.shuffle);
+  base.shuffle_pad = static_cast<int>(v.shuffle_pad);
+  base.y_len = static_cast<int>(v.y_len);
   base.single = ctx.precision == Precision::kTf32 ? 1 : 0;
   int optin = 0, sms = 0, device = 0;
   check_cuda(cudaGetDevice(&device), "current device", node.name);
@@ -180,7 +245,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count", node.name);
   const tc::TileKind tile = tc::choose_tile(n, cout, base.t_out, ks, sms);
   base.splits = env_is("LOCKSTEP_CUDA_CONV_TC_SPLIT", "0") ? 1 : tc::choose_splits(n, cin, cout, base.t_out, ks, tile);
-  const bool hopper = base.splits == 1 && wgmma_enabled(device) && wg::supported_ks(ks);
+  const bool hopper = base.splits == 1 && base.shuffle == 1 && wgmma_enabled(device) && wg::supported_ks(ks);
   size_t smem = 0;
   if (hopper) {
     wg::geometry(base, ks);
@@ -195,9 +260,10 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   check_cuda(hopper ? wg::prepare(optin) : tc::prepare(optin), "tensor-core conv shared memory opt-in", node.name);
   // Split once here: weights are constants (float32 on the device, as cuDNN would read them).
   const Tensor wf = wv.constant.dtype() == DType::Float32 ? wv.constant : wv.constant.to(DType::Float32);
+  const std::vector<float> w = virtual_weights(node, v, wf.data<float>());
   std::vector<float> host(hopper ? wg::weight_floats(cin, cout, ks) : tc::split_weight_floats(cin, cout, ks), 0.0f);
-  if (hopper) wg::split_weights_host(wf.data<float>(), cout, cin, ks, host.data());
-  else tc::split_weights_host(wf.data<float>(), cout, cin, ks, host.data());
+  if (hopper) wg::split_weights_host(w.data(), cout, cin, ks, host.data());
+  else tc::split_weights_host(w.data(), cout, cin, ks, host.data());
   auto split = std::make_shared<SplitWeights>();
   check_cuda(cudaMalloc(&split->ptr, host.size() * sizeof(float)), "split conv weights", node.name);
   check_cuda(cudaMemcpy(split->ptr, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), "upload split conv weights", node.name);
@@ -208,7 +274,9 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   const size_t fused = fuse_post(g, node, base, &z);
   const Context* c = &ctx;
   const std::string name = node.name;
-  const std::string kernel = base.single ? "conv1d_tf32_k" + std::to_string(ks) + (hopper ? "_wgmma" : "") :
+  const std::string kernel = v.shuffle > 1 ? "conv_transpose_3xtf32_s" + std::to_string(v.shuffle) + "_k" + std::to_string(ks) +
+                                                (base.splits > 1 ? "_split" + std::to_string(base.splits) : "") + (fused ? "+epilogue" + std::to_string(fused) : "") :
+                             base.single ? "conv1d_tf32_k" + std::to_string(ks) + (hopper ? "_wgmma" : "") :
                              hopper ? "conv1d_3xtf32_wgmma_k" + std::to_string(ks) + (fused ? "+epilogue" + std::to_string(fused) : "") :
                              "conv1d_3xtf32_k" + std::to_string(ks) + "_tile" + std::to_string(tc::tile_bm(tile)) + "x" +
                              std::to_string(tc::tile_bn(tile)) +

@@ -56,7 +56,27 @@ struct Params {
   float pre_alpha = 0.0f;
   // --precision tf32: one TF32 product per term (hi*hi, round-to-nearest inputs), no small terms.
   int single = 0;
+  // ConvTranspose as one conv (polyphase): row r = co*shuffle + phase of the virtual conv, step u,
+  // is output (co, u*shuffle + phase - shuffle_pad) of a y with y_len steps. shuffle 1: a Conv.
+  int shuffle = 1, shuffle_pad = 0, y_len = 0;
 };
+
+// Where virtual output (row, u) lands: false outside y (ConvTranspose crops); sets the flat
+// index in the batch item and the real output channel (for the bias).
+__host__ __device__ inline bool out_at(const Params& p, int row, int u, size_t& idx, int& co) {
+  if (p.shuffle == 1) {
+    co = row;
+    idx = static_cast<size_t>(row) * p.t_out + u;
+    return true;
+  }
+  co = row / p.shuffle;
+  const int t = u * p.shuffle + row % p.shuffle - p.shuffle_pad;
+  idx = static_cast<size_t>(co) * p.y_len + t;
+  return t >= 0 && t < p.y_len;
+}
+__host__ __device__ inline size_t y_plane(const Params& p) {  // output floats per batch item
+  return p.shuffle == 1 ? static_cast<size_t>(p.cout) * p.t_out : static_cast<size_t>(p.cout / p.shuffle) * p.y_len;
+}
 
 // Split weights: [mb16][chunk][hl][k][lane][4] (mb16 = 16-row block of cout, hl = hi/lo), so each
 // thread reads its A fragment with one 16-byte load and any tile height reads whole 16-row blocks.
@@ -82,12 +102,13 @@ inline void geometry(Params& p, int ks, int bn) {
 template <int KS> struct Config;
 
 template <> struct Config<1> { static constexpr int stages = 3, minb = 2, unroll = 1; };  // not yet measured
+template <> struct Config<2> { static constexpr int stages = 3, minb = 2, unroll = 2; };  // ConvTranspose phases
 template <> struct Config<3> { static constexpr int stages = 3, minb = 2, unroll = 3; };
 template <> struct Config<5> { static constexpr int stages = 3, minb = 2, unroll = 5; };
 template <> struct Config<7> { static constexpr int stages = 2, minb = 2, unroll = 1; };
 template <> struct Config<11> { static constexpr int stages = 2, minb = 2, unroll = 1; };
 inline int stages_for(int ks) {
-  return ks == 1 ? Config<1>::stages : ks == 3 ? Config<3>::stages : ks == 5 ? Config<5>::stages : ks == 7 ? Config<7>::stages : Config<11>::stages;
+  return ks == 1 ? Config<1>::stages : ks == 2 ? Config<2>::stages : ks == 3 ? Config<3>::stages : ks == 5 ? Config<5>::stages : ks == 7 ? Config<7>::stages : Config<11>::stages;
 }
 inline size_t smem_bytes(const Params& p, int ks, int stages, int bm) {
   return static_cast<size_t>(stages) * (kChunk * p.xw + 2 * ks * bm * kChunk) * sizeof(float);
@@ -127,7 +148,7 @@ inline size_t split_partial_floats(int n, int cout, int t_out, int splits) {
 // The kernel sizes with an instantiation; others are not supported (conv_tc.cu checks first).
 // Kernel size 1 (the flow's 1x1 convs) is instantiated but not yet measured: opt-in only.
 inline bool supported_ks(int ks) { return ks == 3 || ks == 5 || ks == 7 || ks == 11; }
-inline bool instantiated_ks(int ks) { return ks == 1 || supported_ks(ks); }
+inline bool instantiated_ks(int ks) { return ks == 1 || ks == 2 || supported_ks(ks); }
 
 #ifdef __CUDACC__
 
@@ -255,7 +276,7 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
         for (int e = 0; e < 4; ++e) acc[mi][ni][e] += part[mi][ni][e];
   }
   cp_wait<0>();
-  // Visits this thread's outputs inside the tensor: f(mi, ni, e, index co*t_out + t, co).
+  // Visits this thread's outputs inside the (virtual) conv output: f(mi, ni, e, row, step).
   auto each_output = [&](auto&& f) {
 #pragma unroll
     for (int mi = 0; mi < 2; ++mi)
@@ -263,14 +284,15 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
       for (int ni = 0; ni < 4; ++ni)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int co = co0 + wm + mi * 16 + g + (e >= 2 ? 8 : 0), t = t0 + wn + ni * 8 + 2 * q + (e & 1);
-          if (co < p.cout && t < p.t_out) f(mi, ni, e, static_cast<size_t>(co) * p.t_out + t, co);
+          const int row = co0 + wm + mi * 16 + g + (e >= 2 ? 8 : 0), t = t0 + wn + ni * 8 + 2 * q + (e & 1);
+          if (row < p.cout && t < p.t_out) f(mi, ni, e, row, t);
         }
   };
   if (p.splits > 1) {  // unmerged sums of this chunk range; split_reduce merges in split order
     const size_t plane = static_cast<size_t>(p.cout) * p.t_out;
     float* pa = p.partial + static_cast<size_t>(blockIdx.z) * 2 * plane;
-    each_output([&](int mi, int ni, int e, size_t i, int) {
+    each_output([&](int mi, int ni, int e, int row, int t) {
+      const size_t i = static_cast<size_t>(row) * p.t_out + t;
       pa[i] = acc[mi][ni][e];
       pa[plane + i] = small[mi][ni][e];
     });
@@ -289,10 +311,14 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
         const float a = acc[mi][ni][e];
         acc[mi][ni][e] = isinf(a) ? a : a + small[mi][ni][e];  // small's registers free for the store
       }
-  const size_t out_base = static_cast<size_t>(batch) * p.cout * p.t_out;
+  const size_t out_base = static_cast<size_t>(batch) * y_plane(p);
   float* y = p.y + out_base;
   const float* z = p.z ? p.z + out_base : nullptr;
-  each_output([&](int mi, int ni, int e, size_t i, int co) { y[i] = finish(p, acc[mi][ni][e], co, z ? z + i : nullptr); });
+  each_output([&](int mi, int ni, int e, int row, int t) {
+    size_t i;
+    int co;
+    if (out_at(p, row, t, i, co)) y[i] = finish(p, acc[mi][ni][e], co, z ? z + i : nullptr);
+  });
 }
 
 // Merges the split sums in split order (acc and small apart, as the unsplit kernel keeps them),
@@ -308,7 +334,11 @@ static __global__ void split_reduce(Params p, int n) {  // static: the header is
       small = small + pa[s * 2 * plane + plane];
     }
     const float v = isinf(acc) ? acc : acc + small;
-    p.y[idx] = finish(p, v, static_cast<int>(i / p.t_out), p.z ? p.z + idx : nullptr);
+    size_t at;
+    int co;
+    if (!out_at(p, static_cast<int>(i / p.t_out), static_cast<int>(i % p.t_out), at, co)) continue;
+    at += b * y_plane(p);
+    p.y[at] = finish(p, v, co, p.z ? p.z + at : nullptr);
   }
 }
 
@@ -347,6 +377,7 @@ cudaError_t prepare_ks(int bytes) {
 // `bytes` of dynamic shared memory (the device's opt-in maximum; occupancy follows each launch).
 inline cudaError_t prepare(int bytes) {
   cudaError_t e = prepare_ks<1>(bytes);
+  if (e == cudaSuccess) e = prepare_ks<2>(bytes);
   if (e == cudaSuccess) e = prepare_ks<3>(bytes);
   if (e == cudaSuccess) e = prepare_ks<5>(bytes);
   if (e == cudaSuccess) e = prepare_ks<7>(bytes);
@@ -366,6 +397,7 @@ cudaError_t launch_tile(const Params& p, TileKind tile, int n, cudaStream_t s) {
 inline cudaError_t launch(const Params& p, int ks, TileKind tile, int n, cudaStream_t s) {
   switch (ks) {
     case 1: return launch_tile<1>(p, tile, n, s);
+    case 2: return launch_tile<2>(p, tile, n, s);
     case 3: return launch_tile<3>(p, tile, n, s);
     case 5: return launch_tile<5>(p, tile, n, s);
     case 7: return launch_tile<7>(p, tile, n, s);
