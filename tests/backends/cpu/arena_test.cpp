@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <vector>
 
 #include "backends/cpu/cpu_test_util.h"
 #include "backends/cpu/executor.h"
 #include "passes/pipeline.h"
+#include "support/fixtures.h"
 
 namespace lockstep::cpu_test {
 namespace {
@@ -124,6 +126,20 @@ TEST(CpuArena, CompileWritesNoArenaPage) {
   EXPECT_EQ(resident_pages(*exe), 0u) << "compile touched the arena (zero-fill or first touch belongs to runs)";
   exe->run(chain_inputs());
   EXPECT_GT(resident_pages(*exe), 0u) << "a run writes the arena: the residency probe sees pages";
+}
+
+// The decoder whose compile grew with its input: its arena is the plan's, not the plan's plus a
+// slot for each of the values fusion left behind.
+TEST(CpuArena, SeedDecoderArenaIsThePlan) {
+  const std::string path = test::shared_model("vits_seed_dec_T256");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no shared model " << path;
+  const Model model = Model::load(path);
+  const ir::Graph g = lockstep::prepare(model, Options{});
+  ASSERT_TRUE(g.plan.has_value());
+  ASSERT_GT(count_unreferenced(g), 0) << "the pipeline is expected to leave fused-away values in graph.values";
+  auto exe = lockstep::compile(model, "cpu", Options{});
+  const int64_t plan_arena = (g.plan->arena_bytes + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
+  EXPECT_EQ(cpu::arena_bytes(*exe), plan_arena);
 }
 
 }  // namespace
