@@ -308,9 +308,9 @@ TEST(CudaConvTc, WgmmaMatchesFloat64Reference) {
   unsetenv("LOCKSTEP_CUDA_CONV_WGMMA");
 }
 
-// --precision tf32 takes the same kernel with one TF32 product per term: plain TF32 accuracy
-// (the probe measured 2.9e-4 at K = 3584), visibly not strict fp32, same bits run to run.
-TEST(CudaConvTc, Tf32ModeIsOneTf32ProductPerTerm) {
+// --precision tf32 takes the same kernel with the weights rounded to TF32: about TF32's error
+// (plain TF32 measured 2.9e-4 at K = 3584), visibly not strict fp32, same bits run to run.
+TEST(CudaConvTc, Tf32ModeRoundsTheWeightsToTf32) {
   LOCKSTEP_REQUIRE_GPU();
   constexpr double kPlainTf32RelL2 = 2e-3, kNotStrict = 1e-5;
   const Case cases[] = {

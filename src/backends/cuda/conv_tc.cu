@@ -81,7 +81,7 @@ bool wgmma_enabled(int device) {
 
 // The LeakyRelu node whose output is this Conv's input and is read by nothing else (no graph
 // output, no epilogue operand), with no epilogue of its own and a float input: the Conv can apply
-// it as it reads (Params::pre_leaky). -1 when there is none.
+// it as it reads (Params::pre_alpha). -1 when there is none.
 int leaky_producer(const ir::Graph& g, int conv) {
   const ir::ValueId x = g.nodes[static_cast<size_t>(conv)].inputs[0];
   for (ir::ValueId out : g.outputs)
@@ -178,7 +178,7 @@ bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precis
   // path on the presets (H200, 1024 frames: seed 0.118 vs 0.143 ms, low 0.269 vs 0.289, ljs 0.757
   // vs 0.735 in total), so opt-in: LOCKSTEP_CUDA_CONVT_TC=1.
   if (transpose && !env_is("LOCKSTEP_CUDA_CONVT_TC", "1")) return fail(why_not, "ConvTranspose on tensor cores is opt-in (LOCKSTEP_CUDA_CONVT_TC=1)");
-  // tf32 runs the same kernel with one TF32 product per term; fp16/bf16 keep cuDNN's paths, and
+  // tf32 runs the same kernel with TF32-rounded weights; fp16/bf16 keep cuDNN's paths, and
   // the fast modes keep ConvTranspose on the TF32 GEMM.
   if (precision != Precision::kFp32 && (precision != Precision::kTf32 || transpose))
     return fail(why_not, "fast modes keep cuDNN's and cuBLAS's tensor-op paths");
@@ -238,7 +238,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   base.shuffle = static_cast<int>(v.shuffle);
   base.shuffle_pad = static_cast<int>(v.shuffle_pad);
   base.y_len = static_cast<int>(v.y_len);
-  base.single = ctx.precision == Precision::kTf32 ? 1 : 0;
+  const bool tf32 = ctx.precision == Precision::kTf32;
   int optin = 0, sms = 0, device = 0;
   check_cuda(cudaGetDevice(&device), "current device", node.name);
   check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "shared memory limit", node.name);
@@ -260,7 +260,15 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   check_cuda(hopper ? wg::prepare(optin) : tc::prepare(optin), "tensor-core conv shared memory opt-in", node.name);
   // Split once here: weights are constants (float32 on the device, as cuDNN would read them).
   const Tensor wf = wv.constant.dtype() == DType::Float32 ? wv.constant : wv.constant.to(DType::Float32);
-  const std::vector<float> w = virtual_weights(node, v, wf.data<float>());
+  std::vector<float> w = virtual_weights(node, v, wf.data<float>());
+  // tf32: the weights rounded to TF32 (their lo parts zero), the activations still split: about
+  // the weights' rounding error, and no separate kernel (a mode flag in the loop cost registers).
+  if (tf32)
+    for (float& x : w) {
+      float h, l;
+      tc::split_tf32_host(x, h, l);
+      x = h;
+    }
   std::vector<float> host(hopper ? wg::weight_floats(cin, cout, ks) : tc::split_weight_floats(cin, cout, ks), 0.0f);
   if (hopper) wg::split_weights_host(w.data(), cout, cin, ks, host.data());
   else tc::split_weights_host(w.data(), cout, cin, ks, host.data());
@@ -276,7 +284,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   const std::string name = node.name;
   const std::string kernel = v.shuffle > 1 ? "conv_transpose_3xtf32_s" + std::to_string(v.shuffle) + "_k" + std::to_string(ks) +
                                                 (base.splits > 1 ? "_split" + std::to_string(base.splits) : "") + (fused ? "+epilogue" + std::to_string(fused) : "") :
-                             base.single ? "conv1d_tf32_k" + std::to_string(ks) + (hopper ? "_wgmma" : "") :
+                             tf32 ? "conv1d_tf32w_k" + std::to_string(ks) + (hopper ? "_wgmma" : "") :
                              hopper ? "conv1d_3xtf32_wgmma_k" + std::to_string(ks) + (fused ? "+epilogue" + std::to_string(fused) : "") :
                              "conv1d_3xtf32_k" + std::to_string(ks) + "_tile" + std::to_string(tc::tile_bm(tile)) + "x" +
                              std::to_string(tc::tile_bn(tile)) +
@@ -304,7 +312,6 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
     fused.fn = [=](cudaStream_t s) {
       tc::Params p = base;
       p.x = c->fptr(source);
-      p.pre_leaky = 1;
       p.pre_alpha = alpha;
       p.y = c->fptr(y);
       p.bias = bias == ir::kNoValue ? nullptr : c->fptr(bias);

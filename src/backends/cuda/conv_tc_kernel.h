@@ -51,11 +51,8 @@ struct Params {
   int splits = 1;
   float* partial = nullptr;  // [n][splits][2 (acc, small)][cout][t_out]
   // Prologue: LeakyRelu(pre_alpha) applied to every activation as it is read (the producer
-  // LeakyRelu node's kernel then does not run in graph replay), when pre_leaky != 0.
-  int pre_leaky = 0;
-  float pre_alpha = 0.0f;
-  // --precision tf32: one TF32 product per term (hi*hi, round-to-nearest inputs), no small terms.
-  int single = 0;
+  // LeakyRelu node's kernel then does not run in graph replay); 1 is none.
+  float pre_alpha = 1.0f;
   // ConvTranspose as one conv (polyphase): row r = co*shuffle + phase of the virtual conv, step u,
   // is output (co, u*shuffle + phase - shuffle_pad) of a y with y_len steps. shuffle 1: a Conv.
   int shuffle = 1, shuffle_pad = 0, y_len = 0;
@@ -178,9 +175,9 @@ template <int N>
 __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 // The activation as the conv sees it: elementwise.cu's LeakyRelu (same float ops, same bits).
-__device__ __forceinline__ float prologue(const Params& p, float v) {
-  return p.pre_leaky && !(v >= 0.0f) ? v * p.pre_alpha : v;
-}
+// pre_alpha = 1 (no prologue) gives v itself, bit for bit (v * 1 == v, NaN stays NaN): no flag
+// to test in the loop.
+__device__ __forceinline__ float prologue(const Params& p, float v) { return v >= 0.0f ? v : v * p.pre_alpha; }
 
 // Bias and the fused leading epilogue steps on one merged output (`z` points at its residual).
 __device__ __forceinline__ float finish(const Params& p, float v, int co, const float* z) {
@@ -238,6 +235,14 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
     __syncthreads();
     load(c_begin + c + STAGES - 1, (c + STAGES - 1) % STAGES);
     const float* xs = tc_smem + (c % STAGES) * stage;
+    if (p.pre_alpha != 1.0f) {  // the LeakyRelu prologue, once per chunk in place (not in the tap loop: registers)
+      float* xm = tc_smem + (c % STAGES) * stage;
+      for (int i = threadIdx.x; i < kChunk * 4 * p.ng; i += T::threads) {
+        float& v = xm[(i / (4 * p.ng)) * p.xw + i % (4 * p.ng)];
+        v = prologue(p, v);
+      }
+      __syncthreads();
+    }
     const float* ws = xs + xstage;
     float part[2][4][4] = {};
 #pragma unroll UNROLL
@@ -254,17 +259,15 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
 #pragma unroll
       for (int ni = 0; ni < 4; ++ni) {
         const int col = p.r + wn + ni * 8 + g + k * p.dil;
-        split_rna(prologue(p, xs[q * p.xw + col]), bh[ni][0], bl[ni][0]);
-        split_rna(prologue(p, xs[(q + 4) * p.xw + col]), bh[ni][1], bl[ni][1]);
+        split_rna(xs[q * p.xw + col], bh[ni][0], bl[ni][0]);
+        split_rna(xs[(q + 4) * p.xw + col], bh[ni][1], bl[ni][1]);
       }
 #pragma unroll
       for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
         for (int ni = 0; ni < 4; ++ni) {
-          if (!p.single) {
-            mma_tf32(small[mi][ni], al[mi], bh[ni]);
-            mma_tf32(small[mi][ni], ah[mi], bl[ni]);
-          }
+          mma_tf32(small[mi][ni], al[mi], bh[ni]);
+          mma_tf32(small[mi][ni], ah[mi], bl[ni]);
           mma_tf32(part[mi][ni], ah[mi], bh[ni]);
         }
     }

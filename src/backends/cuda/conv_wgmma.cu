@@ -122,10 +122,8 @@ __global__ void __launch_bounds__(kThreads, 1) conv1d_3xtf32_wgmma(tc::Params p)
       const uint64_t bh = desc(ws + (k * 2 + 0) * 512, lbo_b, 128);
       const uint64_t bl = desc(ws + (k * 2 + 1) * 512, lbo_b, 128);
       wgmma_64x64x8(part, ah, bh, k > 0);
-      if (!p.single) {
-        wgmma_64x64x8(small, al, bh, 1);
-        wgmma_64x64x8(small, ah, bl, 1);
-      }
+      wgmma_64x64x8(small, al, bh, 1);
+      wgmma_64x64x8(small, ah, bl, 1);
     }
     wgmma_commit();
     if (c + 1 < chunks) {
