@@ -1,7 +1,7 @@
 // Prologue fusion on the CUDA backend (PrologueFusion, device.h): in graph replay a tensor-core
 // Conv reads its LeakyRelu producer's input and applies the LeakyRelu itself, the producer's
 // kernel is skipped; eager runs (taps) keep both kernels. Checked against the float64 reference,
-// against the unfused bits (LOCKSTEP_CUDA_FUSE_PROLOGUE=0), and for the cases that must not fuse.
+// against the unfused bits, and for the cases that must not fuse. Opt-in: LOCKSTEP_CUDA_FUSE_PROLOGUE=1.
 #include <gtest/gtest.h>
 
 #ifdef LOCKSTEP_HAVE_CUDA
@@ -44,15 +44,15 @@ TEST(CudaPrologue, LeakyReluFusedIntoTheConvMatchesReferenceAndUnfusedBits) {
   LOCKSTEP_REQUIRE_GPU();
   const ir::Graph g = resblock(false);
   const std::vector<Tensor> inputs = {random_tensor({1, kC, kT}, 43)};
+  setenv("LOCKSTEP_CUDA_FUSE_PROLOGUE", "1", 1);
   auto fused = cuda::backend().compile(g, Options{});
+  unsetenv("LOCKSTEP_CUDA_FUSE_PROLOGUE");
   EXPECT_EQ(cuda::prologues_fused(*fused), 1);
   const Tensor got = fused->run(inputs)[0];
   const cpu_test::Diff d = cpu_test::diff(got, reference::evaluate(g, inputs)[0]);
   EXPECT_TRUE(d.finite);
   EXPECT_LE(d.rel_l2, kGpuRelL2);
-  setenv("LOCKSTEP_CUDA_FUSE_PROLOGUE", "0", 1);
-  auto plain = cuda::backend().compile(g, Options{});
-  unsetenv("LOCKSTEP_CUDA_FUSE_PROLOGUE");
+  auto plain = cuda::backend().compile(g, Options{});  // the default: not fused
   EXPECT_EQ(cuda::prologues_fused(*plain), 0);
   EXPECT_TRUE(same_bits(got, plain->run(inputs)[0])) << "the fused prologue changed the bits";
   // Eager (tapped) runs keep the LeakyRelu kernel: its value is tapped and matches float64, and
@@ -76,7 +76,9 @@ TEST(CudaPrologue, ProducerWithAnotherReaderIsNotFused) {
   LOCKSTEP_REQUIRE_GPU();
   const ir::Graph g = resblock(true);
   const std::vector<Tensor> inputs = {random_tensor({1, kC, kT}, 44)};
+  setenv("LOCKSTEP_CUDA_FUSE_PROLOGUE", "1", 1);
   auto exe = cuda::backend().compile(g, Options{});
+  unsetenv("LOCKSTEP_CUDA_FUSE_PROLOGUE");
   EXPECT_EQ(cuda::prologues_fused(*exe), 0);
   expect_cuda_matches_reference(g, inputs, kC * kK, "leaky (also an output) + conv");
 }

@@ -301,7 +301,11 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   }});
   // The same launch reading the LeakyRelu producer's input (graph replay only; the executor
   // keeps it where that input survives until here, see PrologueFusion).
-  const int producer = env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE", "0") ? -1 : leaky_producer(g, node_index);
+  // Opt-in (LOCKSTEP_CUDA_FUSE_PROLOGUE=1): the in-place pass per chunk and its barrier cost more than
+  // the LeakyRelu kernels they replace on the 512-channel decoder (H200 14:50 UTC: ljs 17.57 ms with,
+  // 17.22 without; seed 3.82 / 3.84, low 3.54 / 3.60). Applying it on every read saved the pass but
+  // raised the kernel's register spills (k3 16 -> 164 bytes).
+  const int producer = env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE", "1") ? leaky_producer(g, node_index) : -1;
   if (producer >= 0) {
     const ir::Node& l = g.nodes[static_cast<size_t>(producer)];
     const ir::ValueId source = l.inputs[0];

@@ -279,8 +279,7 @@ void CudaExecutable::take_views() {
 // producer's input and applies it itself, and the producer does not run, where nothing from the
 // producer to the Conv writes over that input. Eager runs keep both kernels (taps see the value).
 void CudaExecutable::fuse_prologues() {
-  const char* env = std::getenv("LOCKSTEP_CUDA_FUSE_PROLOGUE");
-  const bool off = options_.safe || (env && std::strcmp(env, "0") == 0);
+  const bool off = options_.safe;  // the Conv paths record PrologueFusion only when it is asked for
   auto span = [&](ir::ValueId v) {
     const auto* p = static_cast<const std::byte*>(ctx_->value_ptr_[static_cast<size_t>(v)]);
     return backends::ByteSpan{p, p ? p + value_bytes_[static_cast<size_t>(v)] : p};
