@@ -1,12 +1,8 @@
 #include "backends/cuda/executor.h"
 
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <map>
 #include <mutex>
 
-#include "backends/channel_views.h"
 #include "backends/cuda/families.h"
 #include "backends/cuda/testing.h"
 
@@ -17,7 +13,7 @@ namespace {
 // for all CUDA executables keeps executor.h untouched (docs/security.md, "Concurrency").
 std::mutex g_run_mutex;
 
-constexpr size_t kAlign = 256;
+constexpr size_t kAlign = kArenaAlign;
 constexpr size_t kGuardBytes = 256;
 constexpr size_t kMinWorkspace = size_t{4} << 20;  // cuBLAS's own needs on Hopper
 
@@ -258,48 +254,6 @@ void CudaExecutable::lay_out() {
   check_cuda(cudaMallocHost(&out_stage_, std::max<size_t>(out_bytes_, kAlign)), "pinned output staging (" + std::to_string(out_bytes_) + " bytes)");
 }
 
-// Channel-slice views: a batch-1 NCW channel Slice is a dense sub-range of its input, so its
-// value is pointed into the input's bytes and its launches are dropped. Every launch resolves
-// pointers when it runs, so re-pointing after recording is safe. Safe mode keeps every value in
-// its own guarded slot; LOCKSTEP_CUDA_VIEWS=0 turns views off (A/B timing).
-void CudaExecutable::take_views() {
-  const char* env = std::getenv("LOCKSTEP_CUDA_VIEWS");
-  if (options_.safe || (env && std::strcmp(env, "0") == 0)) return;
-  std::vector<const std::byte*> ptr(ctx_->value_ptr_.size());
-  for (size_t v = 0; v < ptr.size(); ++v) ptr[v] = static_cast<const std::byte*>(ctx_->value_ptr_[v]);
-  // The offset is a multiple of the arena alignment: a view is as aligned as its input.
-  for (const auto& view : backends::choose_dense_views(graph_, ptr, value_bytes_, kAlign)) {
-    ctx_->value_ptr_[static_cast<size_t>(view.view)] = static_cast<std::byte*>(ctx_->ptr(view.input)) + view.byte_offset;
-    programs_[view.slice].launches.clear();
-    ++views_taken_;
-  }
-}
-
-// Prologue fusion (PrologueFusion in device.h): in graph replay a Conv reads its LeakyRelu
-// producer's input and applies it itself, and the producer does not run, where nothing from the
-// producer to the Conv writes over that input. Eager runs keep both kernels (taps see the value).
-void CudaExecutable::fuse_prologues() {
-  const bool off = options_.safe;  // the Conv paths record PrologueFusion only when it is asked for
-  auto span = [&](ir::ValueId v) {
-    const auto* p = static_cast<const std::byte*>(ctx_->value_ptr_[static_cast<size_t>(v)]);
-    return backends::ByteSpan{p, p ? p + value_bytes_[static_cast<size_t>(v)] : p};
-  };
-  // Later entries first: erasing a fused launch must not shift another entry's indices.
-  for (auto it = ctx_->prologues.rbegin(); it != ctx_->prologues.rend(); ++it) {
-    const PrologueFusion& f = *it;
-    auto& launches = programs_[static_cast<size_t>(f.consumer)].launches;
-    const bool ok = !off && !backends::overwritten_between(graph_, static_cast<size_t>(f.producer),
-                                                            static_cast<size_t>(f.consumer), span(f.source), span);
-    if (!ok) {
-      launches.erase(launches.begin() + static_cast<std::ptrdiff_t>(f.fused));
-      continue;
-    }
-    launches[f.plain].when = Launch::When::kEagerOnly;
-    for (auto& l : programs_[static_cast<size_t>(f.producer)].launches) l.when = Launch::When::kEagerOnly;
-    ++prologues_fused_;
-  }
-}
-
 void CudaExecutable::upload_constants() {
   for (size_t v = 0; v < graph_.values.size(); ++v) {
     const ir::Value& value = graph_.values[v];
@@ -449,76 +403,6 @@ void CudaExecutable::run_eager(const RunOptions& options) {
   }
   enqueue_outputs();
   check_cuda(cudaStreamSynchronize(stream_), "run");
-}
-
-void CudaExecutable::run_profiled() {
-  size_t total = 0;
-  for (const auto& program : programs_)
-    for (const auto& launch : program.launches) total += launch.in_graph();
-  if (events_.empty()) {
-    events_.assign(total + 1, nullptr);
-    for (auto& e : events_) check_cuda(cudaEventCreate(&e), "profile event");
-    launch_ms_.assign(total, 0.0);
-  }
-  if (!profile_exec_) {
-    // The same launches as the run graph, with an event record node between every two: times
-    // are GPU time in graph replay, free of the host launch cost that eager timing adds.
-    check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "begin profile capture");
-    enqueue_inputs();
-    check_cuda(cudaEventRecordWithFlags(events_[0], stream_, cudaEventRecordExternal), "profile event");
-    size_t k = 0;
-    for (auto& program : programs_)
-      for (auto& launch : program.launches) {
-        if (!launch.in_graph()) continue;
-        launch.fn(stream_);
-        check_cuda(cudaEventRecordWithFlags(events_[++k], stream_, cudaEventRecordExternal), "profile event");
-      }
-    enqueue_outputs();
-    check_cuda(cudaStreamEndCapture(stream_, &profile_graph_), "end profile capture");
-    check_cuda(cudaGraphInstantiate(&profile_exec_, profile_graph_, 0), "instantiate profile graph");
-  }
-  check_cuda(cudaGraphLaunch(profile_exec_, stream_), "launch profile graph");
-  check_cuda(cudaStreamSynchronize(stream_), "profiled run");
-  for (size_t i = 0; i < total; ++i) {
-    float ms = 0.0f;
-    check_cuda(cudaEventElapsedTime(&ms, events_[i], events_[i + 1]), "profile event");
-    launch_ms_[i] += ms;
-  }
-  ++profiled_runs_;
-}
-
-void CudaExecutable::print_profile() const noexcept {
-  if (!profiled_runs_) return;
-  struct Row { double ms = 0; int count = 0; };
-  std::map<std::string, Row> by_kernel;
-  std::vector<std::pair<double, std::string>> by_node;
-  double sum = 0;
-  size_t k = 0;
-  for (const auto& program : programs_) {
-    double node_ms = 0;
-    const ir::Node& node = graph_.nodes[static_cast<size_t>(program.node)];
-    for (const auto& launch : program.launches) {
-      if (!launch.in_graph()) continue;
-      const double ms = launch_ms_[k++] / profiled_runs_;
-      std::string family = launch.kernel.substr(0, launch.kernel.find("+epilogue"));
-      by_kernel[family].ms += ms;
-      by_kernel[family].count += 1;
-      node_ms += ms;
-      sum += ms;
-    }
-    if (!program.launches.empty())
-      by_node.push_back({node_ms, std::string(ir::op_name(node.op)) + " " + node.name + " " + shape_str(graph_.value(node.outputs[0]).shape)});
-  }
-  std::vector<std::pair<std::string, Row>> rows(by_kernel.begin(), by_kernel.end());
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
-  std::fprintf(stderr, "lockstep cuda profile: %.3f ms per run summed over %zu launches (graph replay, event nodes; %d runs)\n", sum, k, profiled_runs_);
-  std::fprintf(stderr, "  %-44s %6s %9s %6s\n", "kernel family", "count", "ms", "share");
-  for (const auto& [name, row] : rows)
-    std::fprintf(stderr, "  %-44s %6d %9.3f %5.1f%%\n", name.c_str(), row.count, row.ms, 100.0 * row.ms / std::max(sum, 1e-9));
-  std::sort(by_node.rbegin(), by_node.rend());
-  std::fprintf(stderr, "  top nodes:\n");
-  for (size_t i = 0; i < by_node.size() && i < 12; ++i)
-    std::fprintf(stderr, "  %9.3f ms  %s\n", by_node[i].first, by_node[i].second.c_str());
 }
 
 std::vector<Tensor> CudaExecutable::run(const std::vector<Tensor>& inputs, const RunOptions& options) {

@@ -12,6 +12,9 @@
 
 namespace lockstep::cuda {
 
+// Every slot of the device arena starts at a multiple of this (views keep it: channel_views.h).
+inline constexpr size_t kArenaAlign = 256;
+
 class CudaExecutable final : public Executable {
  public:
   CudaExecutable(const ir::Graph& graph, const Options& options);
