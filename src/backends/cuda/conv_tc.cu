@@ -310,10 +310,10 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
     const ir::Node& l = g.nodes[static_cast<size_t>(producer)];
     const ir::ValueId source = l.inputs[0];
     const float alpha = l.attrs.get_float("alpha", 0.01f);
-    Launch fused = program.launches.back();
-    fused.kernel = kernel + "+prologue";
-    fused.when = Launch::When::kGraphOnly;
-    fused.fn = [=](cudaStream_t s) {
+    Launch with_prologue = program.launches.back();
+    with_prologue.kernel = kernel + "+prologue";
+    with_prologue.when = Launch::When::kGraphOnly;
+    with_prologue.fn = [=](cudaStream_t s) {
       tc::Params p = base;
       p.x = c->fptr(source);
       p.pre_alpha = alpha;
@@ -325,7 +325,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
       check_cuda(hopper ? wg::launch(p, ks, n, s) : tc::launch(p, ks, tile, n, s), "tensor-core conv launch", name);
     };
     const size_t plain = program.launches.size() - 1;
-    program.launches.push_back(std::move(fused));
+    program.launches.push_back(std::move(with_prologue));
     ctx.prologues.push_back({producer, node_index, source, plain, plain + 1});
   }
   recorded.fetch_add(1);
