@@ -118,10 +118,14 @@ struct VirtualConv {
 };
 
 std::optional<VirtualConv> virtual_conv(const ir::Graph& g, const ir::Node& node, std::string* why_not) {
+  auto none = [&](const char* why) -> std::optional<VirtualConv> {
+    fail(why_not, why);
+    return std::nullopt;
+  };
   const ir::Value& xv = g.value(node.inputs[0]);
   const ir::Value& wv = g.value(node.inputs[1]);
   const ir::Value& yv = g.value(node.outputs[0]);
-  if (xv.shape.size() != 3 || wv.shape.size() != 3 || yv.shape.size() != 3) return fail(why_not, "not 1-D"), std::nullopt;
+  if (xv.shape.size() != 3 || wv.shape.size() != 3 || yv.shape.size() != 3) return none("not 1-D");
   VirtualConv v;
   v.n = xv.shape[0];
   v.cin = xv.shape[1];
@@ -129,9 +133,9 @@ std::optional<VirtualConv> virtual_conv(const ir::Graph& g, const ir::Node& node
   v.y_len = yv.shape[2];
   if (node.op == ir::Op::Conv) {
     const ir::ConvGeometry geo = ir::conv_geometry(node, xv.shape, wv.shape);  // pads with auto_pad resolved
-    if (geo.group != 1) return fail(why_not, "grouped"), std::nullopt;
-    if (geo.strides[0] != 1) return fail(why_not, "stride != 1"), std::nullopt;
-    if (wv.shape[1] != v.cin || yv.shape[1] != wv.shape[0]) return fail(why_not, "channel mismatch"), std::nullopt;
+    if (geo.group != 1) return none("grouped");
+    if (geo.strides[0] != 1) return none("stride != 1");
+    if (wv.shape[1] != v.cin || yv.shape[1] != wv.shape[0]) return none("channel mismatch");
     v.cout = wv.shape[0];
     v.ks = wv.shape[2];
     v.dil = geo.dilations[0];
@@ -141,11 +145,11 @@ std::optional<VirtualConv> virtual_conv(const ir::Graph& g, const ir::Node& node
   }
   const ir::ConvGeometry geo = ir::conv_transpose_geometry(node, xv.shape, wv.shape);
   const int64_t s = geo.strides[0], k = wv.shape[2];
-  if (geo.group != 1) return fail(why_not, "grouped"), std::nullopt;
-  if (geo.dilations[0] != 1) return fail(why_not, "dilated ConvTranspose"), std::nullopt;
-  if (wv.shape[0] != v.cin || yv.shape[1] != wv.shape[1]) return fail(why_not, "channel mismatch"), std::nullopt;
-  if (s < 1 || k % s != 0) return fail(why_not, "ConvTranspose kernel not a multiple of the stride"), std::nullopt;
-  if (geo.pad_begin[0] < 0) return fail(why_not, "negative ConvTranspose padding"), std::nullopt;
+  if (geo.group != 1) return none("grouped");
+  if (geo.dilations[0] != 1) return none("dilated ConvTranspose");
+  if (wv.shape[0] != v.cin || yv.shape[1] != wv.shape[1]) return none("channel mismatch");
+  if (s < 1 || k % s != 0) return none("ConvTranspose kernel not a multiple of the stride");
+  if (geo.pad_begin[0] < 0) return none("negative ConvTranspose padding");
   v.cout = wv.shape[1] * s;
   v.ks = k / s;
   v.pad = v.ks - 1;
@@ -289,16 +293,21 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
                              "conv1d_3xtf32_k" + std::to_string(ks) + "_tile" + std::to_string(tc::tile_bm(tile)) + "x" +
                              std::to_string(tc::tile_bn(tile)) +
                              (base.splits > 1 ? "_split" + std::to_string(base.splits) : "") + (fused ? "+epilogue" + std::to_string(fused) : "");
-  program.launches.push_back({kernel, [=](cudaStream_t s) {
-    tc::Params p = base;
-    p.x = c->fptr(x);
-    p.y = c->fptr(y);
-    p.bias = bias == ir::kNoValue ? nullptr : c->fptr(bias);
-    p.z = z == ir::kNoValue ? nullptr : c->fptr(z);
-    p.partial = partial_bytes ? static_cast<float*>(c->workspace()) : nullptr;
-    (void)split;  // keeps the split weights alive with the program
-    check_cuda(hopper ? wg::launch(p, ks, n, s) : tc::launch(p, ks, tile, n, s), "tensor-core conv launch", name);
-  }});
+  // The launch reading `input` with LeakyRelu(alpha) applied as it is read (alpha 1: none).
+  auto launch_from = [=](ir::ValueId input, float alpha) {
+    return [=](cudaStream_t s) {
+      tc::Params p = base;
+      p.x = c->fptr(input);
+      p.pre_alpha = alpha;
+      p.y = c->fptr(y);
+      p.bias = bias == ir::kNoValue ? nullptr : c->fptr(bias);
+      p.z = z == ir::kNoValue ? nullptr : c->fptr(z);
+      p.partial = partial_bytes ? static_cast<float*>(c->workspace()) : nullptr;
+      (void)split;  // keeps the split weights alive with the program
+      check_cuda(hopper ? wg::launch(p, ks, n, s) : tc::launch(p, ks, tile, n, s), "tensor-core conv launch", name);
+    };
+  };
+  program.launches.push_back({kernel, launch_from(x, 1.0f)});
   // The same launch reading the LeakyRelu producer's input (graph replay only; the executor
   // keeps it where that input survives until here, see PrologueFusion).
   // Opt-in (LOCKSTEP_CUDA_FUSE_PROLOGUE=1): the in-place pass per chunk and its barrier cost more than
@@ -308,25 +317,11 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   const int producer = env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE", "1") ? leaky_producer(g, node_index) : -1;
   if (producer >= 0) {
     const ir::Node& l = g.nodes[static_cast<size_t>(producer)];
-    const ir::ValueId source = l.inputs[0];
-    const float alpha = l.attrs.get_float("alpha", 0.01f);
-    Launch with_prologue = program.launches.back();
-    with_prologue.kernel = kernel + "+prologue";
-    with_prologue.when = Launch::When::kGraphOnly;
-    with_prologue.fn = [=](cudaStream_t s) {
-      tc::Params p = base;
-      p.x = c->fptr(source);
-      p.pre_alpha = alpha;
-      p.y = c->fptr(y);
-      p.bias = bias == ir::kNoValue ? nullptr : c->fptr(bias);
-      p.z = z == ir::kNoValue ? nullptr : c->fptr(z);
-      p.partial = partial_bytes ? static_cast<float*>(c->workspace()) : nullptr;
-      (void)split;
-      check_cuda(hopper ? wg::launch(p, ks, n, s) : tc::launch(p, ks, tile, n, s), "tensor-core conv launch", name);
-    };
     const size_t plain = program.launches.size() - 1;
+    Launch with_prologue{kernel + "+prologue", launch_from(l.inputs[0], l.attrs.get_float("alpha", 0.01f))};
+    with_prologue.when = Launch::When::kGraphOnly;
     program.launches.push_back(std::move(with_prologue));
-    ctx.prologues.push_back({producer, node_index, source, plain, plain + 1});
+    ctx.prologues.push_back({producer, node_index, l.inputs[0], plain, plain + 1});
   }
   recorded.fetch_add(1);
   record_epilogue(ctx, node_index, program, ir::kNoValue, fused);

@@ -13,6 +13,7 @@
 #include "backends/cpu/executor.h"
 #include "passes/pipeline.h"
 #include "support/fixtures.h"
+#include "support/graph_check.h"
 
 namespace lockstep::cpu_test {
 namespace {
@@ -26,31 +27,18 @@ constexpr int64_t kArenaAlign = 64;
 // conv's epilogue, leaving their intermediate values unreferenced in graph.values.
 ir::Graph conv_chain() {
   ir::Graph g;
-  auto value = [&](std::string name, Shape shape, Tensor c = {}) {
-    ir::Value v;
-    v.name = std::move(name);
-    v.shape = std::move(shape);
-    v.constant = std::move(c);
-    return g.add_value(std::move(v));
-  };
-  auto node = [&](Op op, std::string name, std::vector<ir::ValueId> in, ir::ValueId out) {
-    ir::Node n;
-    n.op = op;
-    n.name = std::move(name);
-    n.inputs = std::move(in);
-    n.outputs = {out};
-    return n;
-  };
+  test::GraphBuilder gb(g);
+  using Builder = test::GraphBuilder;
   const Shape act{1, kChannels, kLength};
-  ir::ValueId x = value("x", act), mask = value("mask", {1, 1, kLength});
+  ir::ValueId x = gb.value("x", act), mask = gb.value("mask", {1, 1, kLength});
   g.inputs = {x, mask};
-  ir::ValueId w = value("w", {kChannels, kChannels, 3}, random_tensor({kChannels, kChannels, 3}, 11));
-  ir::ValueId b = value("b", {kChannels, 1}, random_tensor({kChannels, 1}, 12));
-  ir::ValueId c = value("c", act), a = value("a", act), t = value("t", act), y = value("y", act);
-  ir::Node conv = node(Op::Conv, "conv", {x, w}, c);
+  ir::ValueId w = gb.value("w", {kChannels, kChannels, 3}, random_tensor({kChannels, kChannels, 3}, 11));
+  ir::ValueId b = gb.value("b", {kChannels, 1}, random_tensor({kChannels, 1}, 12));
+  ir::ValueId c = gb.value("c", act), a = gb.value("a", act), t = gb.value("t", act), y = gb.value("y", act);
+  ir::Node conv = Builder::node(Op::Conv, "conv", {x, w}, c);
   conv.attrs.set("pads", std::vector<int64_t>{1, 1});
-  g.nodes = {conv, node(Op::Add, "add", {c, b}, a), node(Op::Tanh, "tanh", {a}, t),
-             node(Op::Mul, "mul", {t, mask}, y)};
+  g.nodes = {conv, Builder::node(Op::Add, "add", {c, b}, a), Builder::node(Op::Tanh, "tanh", {a}, t),
+             Builder::node(Op::Mul, "mul", {t, mask}, y)};
   g.outputs = {y};
   return g;
 }
