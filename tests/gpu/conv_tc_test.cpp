@@ -11,7 +11,9 @@
 #include "backends/cuda/conv_wgmma.h"
 #include "gpu/gpu_test_util.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <limits>
 
@@ -387,6 +389,40 @@ TEST(CudaConvTc, ConvTransposeAsPhasesMatchesFloat64Reference) {
   const ir::Graph g5 = node_graph(Op::ConvTranspose, in, a);
   EXPECT_FALSE(cuda::conv_tc_eligible(g5, g5.nodes[0], cuda::Precision::kFp32));
   unsetenv("LOCKSTEP_CUDA_CONVT_TC");
+}
+
+// The split's rounding (host weights; the device's cvt.rn.tf32 on sm_90, whose edge cases the
+// probe prints) against an independent oracle: the float rounded to 11 significant bits in double
+// arithmetic with ties to even. Host-only: runs without a GPU.
+TEST(CudaConvTcHost, Tf32RoundingIsNearestEven) {
+  auto oracle = [](float v) {
+    const int e = std::max(std::ilogb(v), -126);     // TF32 keeps float32's exponent range
+    const double q = std::ldexp(1.0, e - 10);        // the spacing of 11-bit significands there
+    return static_cast<float>(std::nearbyint(static_cast<double>(v) / q) * q);  // FE_TONEAREST: ties to even
+  };
+  auto bits = [](float v) { uint32_t b; std::memcpy(&b, &v, 4); return b; };
+  auto from = [](uint32_t b) { float v; std::memcpy(&v, &b, 4); return v; };
+  std::vector<uint32_t> cases = {0x3f801000u, 0x3f803000u, 0xbf801000u, 0xbf803000u, 0x3f800fffu, 0x3f801001u,
+                                 0x00001000u, 0x00003000u, 0x00800000u, 0x7f7fefffu, 0x7f7ff000u, 0x80000000u, 0u};
+  uint32_t state = 12345u;
+  for (int i = 0; i < 200000; ++i) {
+    state = state * 1664525u + 1013904223u;
+    cases.push_back((state & 0x7f7fffffu) | ((i & 1) ? 0x80000000u : 0u));  // finite, both signs
+    cases.push_back((state & 0xffffe000u & 0x7f7fffffu) | 0x1000u);          // exact ties
+  }
+  for (uint32_t b : cases) {
+    if ((b & 0x7f800000u) == 0x7f800000u) continue;
+    const float v = from(b);
+    ASSERT_EQ(cuda::tc::tf32_rn_bits(b), bits(oracle(v))) << std::hex << "bits 0x" << b;
+  }
+  EXPECT_EQ(cuda::tc::tf32_rn_bits(0x7f800000u), 0x7f800000u);
+  EXPECT_EQ(cuda::tc::tf32_rn_bits(0xff800000u), 0xff800000u);
+  EXPECT_TRUE(std::isnan(from(cuda::tc::tf32_rn_bits(0x7fffffffu))));
+  EXPECT_TRUE(std::isnan(from(cuda::tc::tf32_rn_bits(0x7f800001u))));
+  float h, l;
+  cuda::tc::split_tf32_host(1.0f + 0x1p-11f, h, l);  // a tie: hi to even (1.0), lo the rest exactly
+  EXPECT_EQ(h, 1.0f);
+  EXPECT_EQ(l, 0x1p-11f);
 }
 
 }  // namespace

@@ -215,6 +215,7 @@ bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precis
   if (d < 1 || (ks - 1) * d > 4096) return fail(why_not, "dilation out of range");
   if (v->pad < 0 || v->pad > (ks - 1) * d) return fail(why_not, "pad outside [0, (k-1)*d]");
   if (cin * t_in >= (int64_t{1} << 31) || cout * t_out >= (int64_t{1} << 31) || v->y_len * cout >= (int64_t{1} << 31) ||
+      tc::split_weight_floats(static_cast<int>(cin), static_cast<int>(cout), static_cast<int>(ks)) >= (size_t{1} << 31) ||
       n > 65535 / tc::kMaxSplits)
     return fail(why_not, "too large for 32-bit indices");
   // The weight split keeps an infinite weight whole in hi with lo = 0, and ah*bl = inf*0 would be

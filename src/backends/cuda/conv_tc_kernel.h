@@ -2,7 +2,7 @@
 // conv_tc.cu and by bench/gpu/conv3xtf32_probe.cu, so the probe measures exactly these kernels.
 //
 // y[n, co, t] = bias[co] + sum_{ci, k} w[co, ci, k] * x[n, ci, t + k*dil - pad]   (NCW, stride 1)
-// Each float v = hi + lo with hi = rna_tf32(v), lo = rna_tf32(v - hi); a*b ~ ah*bh + ah*bl + al*bh
+// Each float v = hi + lo with hi = tf32(v), lo = tf32(v - hi) (round to nearest even); a*b ~ ah*bh + ah*bl + al*bh
 // on mma.sync m16n8k8. The tensor core truncates its float accumulation, a bias that grows with
 // the reduction length (2e-5 at K = 3584 when one accumulator runs the whole reduction), so:
 // ah*bh restarts from zero every 8-channel chunk and joins the sum with IEEE adds, and the two
@@ -102,8 +102,8 @@ template <> struct Config<1> { static constexpr int stages = 3, minb = 2, unroll
 template <> struct Config<2> { static constexpr int stages = 3, minb = 2, unroll = 2; };  // ConvTranspose phases
 template <> struct Config<3> { static constexpr int stages = 3, minb = 2, unroll = 3; };
 template <> struct Config<5> { static constexpr int stages = 3, minb = 2, unroll = 5; };
-template <> struct Config<7> { static constexpr int stages = 2, minb = 2, unroll = 1; };
-template <> struct Config<11> { static constexpr int stages = 2, minb = 2, unroll = 1; };
+template <> struct Config<7> { static constexpr int stages = 2, minb = 2, unroll = 2; };
+template <> struct Config<11> { static constexpr int stages = 2, minb = 2, unroll = 2; };
 inline int stages_for(int ks) {
   return ks == 1 ? Config<1>::stages : ks == 2 ? Config<2>::stages : ks == 3 ? Config<3>::stages : ks == 5 ? Config<5>::stages : ks == 7 ? Config<7>::stages : Config<11>::stages;
 }
@@ -147,6 +147,13 @@ inline size_t split_partial_floats(int n, int cout, int t_out, int splits) {
 inline bool supported_ks(int ks) { return ks == 3 || ks == 5 || ks == 7 || ks == 11; }
 inline bool instantiated_ks(int ks) { return ks == 1 || ks == 2 || supported_ks(ks); }
 
+// Round float32 bits to TF32, nearest even (cvt.rn.tf32.f32); inf and NaN pass through (a NaN
+// that rounding would carry into the exponent keeps its own bits).
+__host__ __device__ inline uint32_t tf32_rn_bits(uint32_t bits) {
+  if ((bits & 0x7f800000u) == 0x7f800000u) return (bits & 0x007fffffu) ? (bits | 0x00400000u) & 0xffffe000u : bits;
+  return (bits + 0x0fffu + ((bits >> 13) & 1u)) & 0xffffe000u;
+}
+
 #ifdef __CUDACC__
 
 __device__ __forceinline__ void mma_tf32(float* c, const uint32_t* a, const uint32_t* b) {
@@ -155,15 +162,23 @@ __device__ __forceinline__ void mma_tf32(float* c, const uint32_t* a, const uint
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-__device__ __forceinline__ uint32_t tf32_rna(float v) {
+// Round to TF32, nearest even; NaN stays NaN, inf stays inf. On sm_90 one native F2FP that
+// leaves the low 13 bits zero (the probe prints its edge cases); cvt.rna (ties away, the first
+// version) is emulated there in 3-4 instructions, and the split runs 16 times per tap and warp:
+// moving to RN made the kernel 15-25% faster (H200 probe, 2026-11-30). Elsewhere the same bits
+// by integer rounding, as the host's weight split.
+__device__ __forceinline__ uint32_t tf32_rn(float v) {
+#if __CUDA_ARCH__ >= 900
   uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+  asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
   return r;
+#else
+  return tf32_rn_bits(__float_as_uint(v));
+#endif
 }
-
-__device__ __forceinline__ void split_rna(float v, uint32_t& hi, uint32_t& lo) {
-  hi = tf32_rna(v);
-  lo = tf32_rna(v - __uint_as_float(hi));
+__device__ __forceinline__ void split_tf32(float v, uint32_t& hi, uint32_t& lo) {
+  hi = tf32_rn(v);
+  lo = tf32_rn(v - __uint_as_float(hi));
 }
 
 __device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
@@ -179,16 +194,21 @@ __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0
 // to test in the loop.
 __device__ __forceinline__ float prologue(const Params& p, float v) { return v >= 0.0f ? v : v * p.pre_alpha; }
 
-// Bias and the fused leading epilogue steps on one merged output (`z` points at its residual).
-__device__ __forceinline__ float finish(const Params& p, float v, int co, const float* z) {
-  if (p.bias) v = v + p.bias[co];
+// Bias (b, when the conv has one) and the fused leading epilogue steps on one merged output; zv is
+// its residual when a step adds one. As elementwise.cu's epilogue: same float ops, same bits.
+__device__ __forceinline__ float finish_value(const Params& p, float v, float b, float zv) {
+  if (p.bias) v = v + b;
 #pragma unroll
-  for (int s = 0; s < kMaxPost; ++s) {  // as elementwise.cu's epilogue: same float ops, same bits
-    if (p.post[s] == kPostAdd) v = v + *z;
+  for (int s = 0; s < kMaxPost; ++s) {
+    if (p.post[s] == kPostAdd) v = v + zv;
     else if (p.post[s] == kPostLeaky) v = v >= 0.0f ? v : v * p.alpha;
     else if (p.post[s] == kPostRelu) v = v > 0.0f ? v : 0.0f;
   }
   return v;
+}
+// The same with the bias of channel co and the residual at z (nullptr when no step adds one).
+__device__ __forceinline__ float finish(const Params& p, float v, int co, const float* z) {
+  return finish_value(p, v, p.bias ? p.bias[co] : 0.0f, z ? *z : 0.0f);
 }
 
 // Activations stream through a STAGES-deep cp.async ring of 8-channel chunks (16-byte copies,
@@ -209,20 +229,28 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
   const int c_begin = split * chunks / p.splits, c_end = (split + 1) * chunks / p.splits;
   const float* x = p.x + static_cast<size_t>(batch) * p.cin * p.t_in;
   const int a0 = t0 - p.pad - p.r;  // first column held in shared memory (a multiple of 4)
+  constexpr int kWarps = T::threads / 32;
   auto load = [&](int chunk, int s) {
     if (chunk < c_end) {
       float* xs = tc_smem + s * stage;
-      for (int i = threadIdx.x; i < kChunk * p.ng; i += T::threads) {
-        const int row = i / p.ng, gi = i % p.ng, t = a0 + gi * 4;
-        const bool ok = t >= 0 && t < p.t_in;
-        cp_async16(xs + row * p.xw + gi * 4, x + static_cast<size_t>(chunk * kChunk + row) * p.t_in + (ok ? t : 0), ok);
+      // Warp w copies rows w, w + warps, ...: no division by the runtime row length (the old
+      // i / ng, i % ng form cost 5-27% of the kernel's time, H200 probe 2026-11-30).
+      for (int row = warp; row < kChunk; row += kWarps) {
+        const float* src = x + static_cast<size_t>(chunk * kChunk + row) * p.t_in;
+#pragma unroll 1
+        for (int gi = lane; gi < p.ng; gi += 32) {
+          const int t = a0 + gi * 4;
+          const bool ok = t >= 0 && t < p.t_in;
+          cp_async16(xs + row * p.xw + gi * 4, src + (ok ? t : 0), ok);
+        }
       }
       float* ws = xs + xstage;
+      const float* wc = p.wp + static_cast<size_t>(chunk) * (UNIT * 4);  // 64-bit math once per chunk
       for (int i = threadIdx.x; i < T::mbs * UNIT; i += T::threads) {
         const int mbl = i / UNIT, mbg = mb0 + mbl;
         const bool ok = mbg < mb_total;
-        const float* src = p.wp + (static_cast<size_t>(ok ? mbg : 0) * chunks + chunk) * (UNIT * 4) + (i - mbl * UNIT) * 4;
-        cp_async16(ws + i * 4, src, ok);
+        // 32-bit offsets (split weights < 2^31 floats: supported() checks).
+        cp_async16(ws + i * 4, wc + ((ok ? mbg : 0) * chunks * (UNIT * 4) + (i - mbl * UNIT) * 4), ok);
       }
     }
     cp_commit();
@@ -259,8 +287,8 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
 #pragma unroll
       for (int ni = 0; ni < 4; ++ni) {
         const int col = p.r + wn + ni * 8 + g + k * p.dil;
-        split_rna(xs[q * p.xw + col], bh[ni][0], bl[ni][0]);
-        split_rna(xs[(q + 4) * p.xw + col], bh[ni][1], bl[ni][1]);
+        split_tf32(xs[q * p.xw + col], bh[ni][0], bl[ni][0]);
+        split_tf32(xs[(q + 4) * p.xw + col], bh[ni][1], bl[ni][1]);
       }
 #pragma unroll
       for (int mi = 0; mi < 2; ++mi)
@@ -317,11 +345,39 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
   const size_t out_base = static_cast<size_t>(batch) * y_plane(p);
   float* y = p.y + out_base;
   const float* z = p.z ? p.z + out_base : nullptr;
-  each_output([&](int mi, int ni, int e, int row, int t) {
-    size_t i;
-    int co;
-    if (out_at(p, row, t, i, co)) y[i] = finish(p, acc[mi][ni][e], co, z ? z + i : nullptr);
-  });
+  if (p.shuffle != 1) {  // ConvTranspose phases: scattered rows
+    each_output([&](int mi, int ni, int e, int row, int t) {
+      size_t i;
+      int co;
+      if (out_at(p, row, t, i, co)) y[i] = finish(p, acc[mi][ni][e], co, z ? z + i : nullptr);
+    });
+    return;
+  }
+  // A plain conv: per output row the bias once, the two adjacent steps (e, e + 1) as one float2
+  // when the row length is even (the epilogue was another quarter of the kernel's instructions).
+  const bool add_z = p.post[0] == kPostAdd || p.post[1] == kPostAdd, pairs = p.t_out % 2 == 0;
+#pragma unroll
+  for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = co0 + wm + mi * 16 + g + 8 * h;
+      if (row >= p.cout) continue;
+      const float b = p.bias ? p.bias[row] : 0.0f;
+      float* yr = y + static_cast<size_t>(row) * p.t_out;
+      const float* zr = add_z ? z + static_cast<size_t>(row) * p.t_out : nullptr;
+#pragma unroll
+      for (int ni = 0; ni < 4; ++ni) {
+        const int t = t0 + wn + ni * 8 + 2 * q;
+        const float v0 = acc[mi][ni][2 * h], v1 = acc[mi][ni][2 * h + 1];
+        if (pairs && t + 1 < p.t_out) {
+          const float2 zz = add_z ? *reinterpret_cast<const float2*>(zr + t) : make_float2(0.0f, 0.0f);
+          *reinterpret_cast<float2*>(yr + t) = make_float2(finish_value(p, v0, b, zz.x), finish_value(p, v1, b, zz.y));
+        } else {
+          if (t < p.t_out) yr[t] = finish_value(p, v0, b, add_z ? zr[t] : 0.0f);
+          if (t + 1 < p.t_out) yr[t + 1] = finish_value(p, v1, b, add_z ? zr[t + 1] : 0.0f);
+        }
+      }
+    }
 }
 
 // Merges the split sums in split order (acc and small apart, as the unsplit kernel keeps them),
@@ -412,22 +468,18 @@ inline cudaError_t launch(const Params& p, int ks, TileKind tile, int n, cudaStr
 #endif  // __CUDACC__
 
 // Host split of float32 weights w[cout, cin, ks] into `out` (split_weight_floats entries, zeros
-// for the padding rows): round-to-nearest (ties away) TF32 as cvt.rna; inf/NaN stay whole in hi.
-inline uint32_t host_tf32_rna(uint32_t bits) {
-  if ((bits & 0x7f800000u) == 0x7f800000u) return bits;
-  return (bits + 0x1000u) & 0xffffe000u;
-}
-// One float32 weight as TF32 hi + lo (round to nearest, ties away, as cvt.rna); inf/NaN stay
-// whole in hi with lo = 0, and a finite weight never rounds up to inf.
+// for the padding rows), rounding as the device's split of the activations.
+// One float32 weight as TF32 hi + lo (round to nearest even, as cvt.rn); inf/NaN stay whole in hi
+// with lo = 0, and a finite weight never rounds up to inf.
 inline void split_tf32_host(float v, float& h, float& l) {
   uint32_t vb, hb, lb;
   __builtin_memcpy(&vb, &v, 4);
-  hb = host_tf32_rna(vb);
+  hb = tf32_rn_bits(vb);
   if ((hb & 0x7f800000u) == 0x7f800000u && (vb & 0x7f800000u) != 0x7f800000u) hb = vb & 0xffffe000u;
   __builtin_memcpy(&h, &hb, 4);
   const float rest = (vb & 0x7f800000u) == 0x7f800000u ? 0.0f : v - h;
   __builtin_memcpy(&lb, &rest, 4);
-  lb = host_tf32_rna(lb);
+  lb = tf32_rn_bits(lb);
   __builtin_memcpy(&l, &lb, 4);
 }
 inline void split_weights_host(const float* w, int cout, int cin, int ks, float* out) {

@@ -92,10 +92,10 @@ __global__ void __launch_bounds__(kThreads, 1) conv1d_3xtf32_wgmma(tc::Params p)
       const int half = i / rows, row = i % rows;
       float4 h, l;
       uint32_t hb, lb;
-      tc::split_rna(tc::prologue(p, xs[(4 * half + 0) * p.xw + row]), hb, lb); h.x = __uint_as_float(hb); l.x = __uint_as_float(lb);
-      tc::split_rna(tc::prologue(p, xs[(4 * half + 1) * p.xw + row]), hb, lb); h.y = __uint_as_float(hb); l.y = __uint_as_float(lb);
-      tc::split_rna(tc::prologue(p, xs[(4 * half + 2) * p.xw + row]), hb, lb); h.z = __uint_as_float(hb); l.z = __uint_as_float(lb);
-      tc::split_rna(tc::prologue(p, xs[(4 * half + 3) * p.xw + row]), hb, lb); h.w = __uint_as_float(hb); l.w = __uint_as_float(lb);
+      tc::split_tf32(tc::prologue(p, xs[(4 * half + 0) * p.xw + row]), hb, lb); h.x = __uint_as_float(hb); l.x = __uint_as_float(lb);
+      tc::split_tf32(tc::prologue(p, xs[(4 * half + 1) * p.xw + row]), hb, lb); h.y = __uint_as_float(hb); l.y = __uint_as_float(lb);
+      tc::split_tf32(tc::prologue(p, xs[(4 * half + 2) * p.xw + row]), hb, lb); h.z = __uint_as_float(hb); l.z = __uint_as_float(lb);
+      tc::split_tf32(tc::prologue(p, xs[(4 * half + 3) * p.xw + row]), hb, lb); h.w = __uint_as_float(hb); l.w = __uint_as_float(lb);
       *reinterpret_cast<float4*>(out + (static_cast<size_t>(half) * rows + row) * 4) = h;
       *reinterpret_cast<float4*>(out + (static_cast<size_t>(2 + half) * rows + row) * 4) = l;
     }
