@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "gpu/gpu_test_util.h"
+#ifdef LOCKSTEP_HAVE_CUDA
+#include "backends/cuda/families.h"  // conv1x1_by_gemm: needs the CUDA headers
+#endif
 
 namespace lockstep::gpu_test {
 namespace {
@@ -56,6 +59,51 @@ TEST(CudaConv, RuntimeWeights) {
   ir::Graph g = node_graph(Op::Conv, in, attrs({{"group", int64_t{2}}, {"pads", std::vector<int64_t>{1, 1}}}));
   expect_cuda_matches_reference(g, runtime_inputs(in), 6);
 }
+
+#ifdef LOCKSTEP_HAVE_CUDA
+// 1x1 convs (the flows' pre/post and skip convs) run as one SGEMM per batch item in strict fp32:
+// the routing rule, then accuracy, same bits and safe mode through expect_cuda_matches_reference.
+TEST(CudaConv, OneByOneConvsRunAsSgemm) {
+  auto conv = [](Shape x, Shape w, ir::Attributes a, bool bias, bool runtime_w, uint32_t seed) {
+    std::vector<In> in{{rnd(x, seed), true}, {rnd(w, seed + 1), runtime_w}};
+    if (bias) in.push_back({rnd({w[0]}, seed + 2), false});
+    return std::make_pair(node_graph(Op::Conv, in, a), in);
+  };
+  const std::vector<int64_t> no_pads{0, 0};
+  // Not 1x1, strided, padded, grouped: cuDNN keeps them; tf32 mode too.
+  EXPECT_FALSE(cuda::conv1x1_by_gemm(conv({1, 8, 16}, {4, 8, 3}, {}, false, false, 1).first,
+                                     conv({1, 8, 16}, {4, 8, 3}, {}, false, false, 1).first.nodes[0], cuda::Precision::kFp32));
+  {
+    auto [g, in] = conv({1, 8, 16}, {4, 8, 1}, attrs({{"strides", std::vector<int64_t>{2}}}), false, false, 1);
+    EXPECT_FALSE(cuda::conv1x1_by_gemm(g, g.nodes[0], cuda::Precision::kFp32));
+  }
+  {
+    auto [g, in] = conv({1, 8, 16}, {4, 8, 1}, attrs({{"pads", std::vector<int64_t>{1, 1}}}), false, false, 1);
+    EXPECT_FALSE(cuda::conv1x1_by_gemm(g, g.nodes[0], cuda::Precision::kFp32));
+  }
+  {
+    auto [g, in] = conv({1, 8, 16}, {4, 4, 1}, attrs({{"group", int64_t{2}}}), false, false, 1);
+    EXPECT_FALSE(cuda::conv1x1_by_gemm(g, g.nodes[0], cuda::Precision::kFp32));
+  }
+  {
+    auto [g, in] = conv({1, 8, 16}, {4, 8, 1}, {}, false, false, 1);
+    EXPECT_TRUE(cuda::conv1x1_by_gemm(g, g.nodes[0], cuda::Precision::kFp32));
+    EXPECT_FALSE(cuda::conv1x1_by_gemm(g, g.nodes[0], cuda::Precision::kTf32));
+  }
+  LOCKSTEP_REQUIRE_GPU();
+  struct Case { Shape x, w; bool bias, runtime_w; };
+  const Case cases[] = {{{1, 96, 1024}, {192, 96, 1}, true, false},  {{1, 192, 1024}, {96, 192, 1}, true, false},
+                        {{3, 64, 100}, {72, 64, 1}, true, false},    {{2, 5, 7}, {3, 5, 1}, false, false},
+                        {{2, 6, 9, 11}, {4, 6, 1, 1}, true, false},  {{1, 16, 33}, {8, 16, 1}, true, true}};
+  uint32_t seed = 500;
+  for (const Case& c : cases) {
+    auto [g, in] = conv(c.x, c.w, attrs({{"pads", c.x.size() == 3 ? no_pads : std::vector<int64_t>{0, 0, 0, 0}}}), c.bias, c.runtime_w,
+                        seed += 10);
+    ASSERT_TRUE(cuda::conv1x1_by_gemm(g, g.nodes[0], cuda::Precision::kFp32)) << shape_str(c.x);
+    expect_cuda_matches_reference(g, runtime_inputs(in), c.w[1], "1x1 conv x" + shape_str(c.x));
+  }
+}
+#endif  // LOCKSTEP_HAVE_CUDA
 
 TEST(CudaConvTranspose, RandomHifiGanStyleAndOutputPadding) {
   LOCKSTEP_REQUIRE_GPU();

@@ -36,6 +36,9 @@ std::optional<std::string> shape_op_unsupported(const ir::Graph& graph, const ir
 // conv.cu: Conv, ConvTranspose through cuDNN (deterministic algorithms, FMA math only).
 void record_conv(Context& ctx, int node_index, NodeProgram& program);
 std::optional<std::string> conv_unsupported(const ir::Graph& graph, const ir::Node& node);
+// Whether a Conv runs as one pedantic SGEMM per batch item (1x1, group 1, stride 1, no pads,
+// strict fp32; LOCKSTEP_CUDA_CONV1X1_GEMM=0 keeps cuDNN).
+bool conv1x1_by_gemm(const ir::Graph& graph, const ir::Node& node, Precision precision);
 
 // matmul.cu: MatMul, Gemm (cuBLAS, pedantic math) and Softmax.
 void record_matmul(Context& ctx, int node_index, NodeProgram& program);
