@@ -68,16 +68,17 @@ cpu_test::Diff run_tc_case(const Case& c, uint32_t seed, const Options& options 
 
 // HiFi-GAN's residual pattern on the conv of `c`: "+ residual" then LeakyRelu(0.1) as its epilogue,
 // the residual a new graph input (appended to `inputs`, random with `seed`).
-void add_residual_and_leaky(const Case& c, ir::Graph& g, std::vector<Tensor>& inputs, uint32_t seed) {
+void add_residual_and_leaky(ir::Graph& g, std::vector<Tensor>& inputs, uint32_t seed) {
+  const Shape out = g.value(g.nodes[0].outputs[0]).shape;  // the residual has the conv output's shape
   ir::Value zv;
   zv.name = "residual";
   zv.dtype = DType::Float32;
-  zv.shape = {c.n, c.cout, c.t};
+  zv.shape = out;
   const ir::ValueId z = g.add_value(std::move(zv));
   g.inputs.push_back(z);
   g.nodes[0].epilogue = {ir::EpilogueStep{Op::Add, z, true, 0.0f, "add_residual"},
                          ir::EpilogueStep{Op::LeakyRelu, ir::kNoValue, false, 0.1f, "leaky"}};
-  inputs.push_back(random_tensor({c.n, c.cout, c.t}, seed));
+  inputs.push_back(random_tensor(out, seed));
 }
 
 // The conv with its residual + LeakyRelu epilogue: the fused store matches float64 and gives the
@@ -86,7 +87,7 @@ void expect_fused_epilogue_same_bits(const Case& c, uint32_t seed, const std::st
   std::vector<In> in;
   ir::Graph g = conv_graph(c, seed, in);
   std::vector<Tensor> inputs = runtime_inputs(in);
-  add_residual_and_leaky(c, g, inputs, seed + 1);
+  add_residual_and_leaky(g, inputs, seed + 1);
   const Tensor fused = cuda::backend().compile(g, Options{})->run(inputs)[0];
   const cpu_test::Diff d = cpu_test::diff(fused, reference::evaluate(g, inputs)[0]);
   EXPECT_TRUE(d.finite) << what;
@@ -145,6 +146,7 @@ TEST(CudaConvTc, MatchesFloat64Reference) {
       {1, 192, 192, 1024, 5, 1, 2, 2, true, nullptr},    // flow WN layer
       {1, 32, 192, 16384, 3, 1, 1, 1, true, nullptr},    // a grid for the 64x128 tile
       {1, 32, 64, 16384, 5, 1, 2, 2, true, nullptr},     // 32x256 tile with C_out > 32
+      {2, 64, 24, 2048, 3, 1, 1, 0, true, nullptr},      // odd T_out (2047): the epilogue's unpaired stores
   };
   // The block tiles these cases take on an H200 (132 SMs): all three kinds are covered.
   using cuda::tc::TileKind;
@@ -165,6 +167,8 @@ TEST(CudaConvTc, MatchesFloat64Reference) {
 TEST(CudaConvTc, FusedResidualAndLeakyReluSameBitsAsEpilogueKernel) {
   LOCKSTEP_REQUIRE_GPU();
   expect_fused_epilogue_same_bits({1, 64, 64, 2048, 7, 3, 9, 9, true, nullptr}, 77, "mma.sync");
+  // Odd T_out on an unsplit tile: the residual read and the stores one step at a time.
+  expect_fused_epilogue_same_bits({1, 32, 32, 4096, 7, 3, 9, 8, true, nullptr}, 79, "mma.sync, odd T_out");
 }
 
 // An infinite activation: the float64 reference gives +-inf (sign of the tap's weight) at every
