@@ -249,7 +249,7 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
       for (int i = threadIdx.x; i < T::mbs * UNIT; i += T::threads) {
         const int mbl = i / UNIT, mbg = mb0 + mbl;
         const bool ok = mbg < mb_total;
-        // 32-bit offsets (split weights < 2^31 floats: supported() checks).
+        // 32-bit offsets: conv_tc_eligible keeps the split weights under 2^31 floats.
         cp_async16(ws + i * 4, wc + ((ok ? mbg : 0) * chunks * (UNIT * 4) + (i - mbl * UNIT) * 4), ok);
       }
     }
@@ -467,10 +467,8 @@ inline cudaError_t launch(const Params& p, int ks, TileKind tile, int n, cudaStr
 
 #endif  // __CUDACC__
 
-// Host split of float32 weights w[cout, cin, ks] into `out` (split_weight_floats entries, zeros
-// for the padding rows), rounding as the device's split of the activations.
-// One float32 weight as TF32 hi + lo (round to nearest even, as cvt.rn); inf/NaN stay whole in hi
-// with lo = 0, and a finite weight never rounds up to inf.
+// One float32 weight as TF32 hi + lo, rounded as the device splits the activations (nearest
+// even, as cvt.rn); inf/NaN stay whole in hi with lo = 0, and a finite weight never rounds up to inf.
 inline void split_tf32_host(float v, float& h, float& l) {
   uint32_t vb, hb, lb;
   __builtin_memcpy(&vb, &v, 4);
@@ -482,6 +480,8 @@ inline void split_tf32_host(float v, float& h, float& l) {
   lb = tf32_rn_bits(lb);
   __builtin_memcpy(&l, &lb, 4);
 }
+// Host split of float32 weights w[cout, cin, ks] into `out` (split_weight_floats entries, zeros
+// for the padding rows).
 inline void split_weights_host(const float* w, int cout, int cin, int ks, float* out) {
   const size_t half = static_cast<size_t>(ks) * 128;
   for (int co = 0; co < cout; ++co)
