@@ -390,8 +390,8 @@ int main(int argc, char** argv) {
         char v[200];
         // FNV-1a of the output bits: compares builds of the kernel (a rewrite that keeps the bits keeps the hash).
         uint64_t hash = 1469598103934665603ull;
-        for (unsigned char c : std::vector<unsigned char>(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<unsigned char*>(out.data() + ny)))
-          hash = (hash ^ c) * 1099511628211ull;
+        const unsigned char* bytes = reinterpret_cast<const unsigned char*>(out.data());
+        for (size_t i = 0; i < ny * sizeof(float); ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
         std::snprintf(v, sizeof v, "%s, bits %016llx%s", variant, static_cast<unsigned long long>(hash), same ? "" : " NOT BITWISE REPEATABLE");
         row(v, ms, error(out, ref));
       };

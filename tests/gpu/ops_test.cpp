@@ -71,25 +71,18 @@ TEST(CudaConv, OneByOneConvsRunAsSgemm) {
   };
   const std::vector<int64_t> no_pads{0, 0};
   // Not 1x1, strided, padded, grouped: cuDNN keeps them; tf32 mode too.
-  EXPECT_FALSE(cuda::conv1x1_by_gemm(conv({1, 8, 16}, {4, 8, 3}, {}, false, false, 1).first,
-                                     conv({1, 8, 16}, {4, 8, 3}, {}, false, false, 1).first.nodes[0], cuda::Precision::kFp32));
-  {
-    auto [g, in] = conv({1, 8, 16}, {4, 8, 1}, attrs({{"strides", std::vector<int64_t>{2}}}), false, false, 1);
-    EXPECT_FALSE(cuda::conv1x1_by_gemm(g, g.nodes[0], cuda::Precision::kFp32));
+  struct Rejected { Shape w; ir::Attributes a; const char* why; };
+  const Rejected rejected[] = {{{4, 8, 3}, {}, "kernel 3"},
+                               {{4, 8, 1}, attrs({{"strides", std::vector<int64_t>{2}}}), "stride 2"},
+                               {{4, 8, 1}, attrs({{"pads", std::vector<int64_t>{1, 1}}}), "padded"},
+                               {{4, 4, 1}, attrs({{"group", int64_t{2}}}), "grouped"}};
+  for (const Rejected& r : rejected) {
+    const ir::Graph g = conv({1, 8, 16}, r.w, r.a, false, false, 1).first;
+    EXPECT_FALSE(cuda::conv1x1_by_gemm(g, g.nodes[0], cuda::Precision::kFp32)) << r.why;
   }
-  {
-    auto [g, in] = conv({1, 8, 16}, {4, 8, 1}, attrs({{"pads", std::vector<int64_t>{1, 1}}}), false, false, 1);
-    EXPECT_FALSE(cuda::conv1x1_by_gemm(g, g.nodes[0], cuda::Precision::kFp32));
-  }
-  {
-    auto [g, in] = conv({1, 8, 16}, {4, 4, 1}, attrs({{"group", int64_t{2}}}), false, false, 1);
-    EXPECT_FALSE(cuda::conv1x1_by_gemm(g, g.nodes[0], cuda::Precision::kFp32));
-  }
-  {
-    auto [g, in] = conv({1, 8, 16}, {4, 8, 1}, {}, false, false, 1);
-    EXPECT_TRUE(cuda::conv1x1_by_gemm(g, g.nodes[0], cuda::Precision::kFp32));
-    EXPECT_FALSE(cuda::conv1x1_by_gemm(g, g.nodes[0], cuda::Precision::kTf32));
-  }
+  const ir::Graph plain = conv({1, 8, 16}, {4, 8, 1}, {}, false, false, 1).first;
+  EXPECT_TRUE(cuda::conv1x1_by_gemm(plain, plain.nodes[0], cuda::Precision::kFp32));
+  EXPECT_FALSE(cuda::conv1x1_by_gemm(plain, plain.nodes[0], cuda::Precision::kTf32));
   LOCKSTEP_REQUIRE_GPU();
   struct Case { Shape x, w; bool bias, runtime_w; };
   const Case cases[] = {{{1, 96, 1024}, {192, 96, 1}, true, false},  {{1, 192, 1024}, {96, 192, 1}, true, false},

@@ -40,13 +40,19 @@ ir::Graph resblock(bool second_reader) {
   return g;
 }
 
+// Compiles with the (opt-in) prologue fusion on.
+std::unique_ptr<Executable> compile_with_prologue_fusion(const ir::Graph& g) {
+  setenv("LOCKSTEP_CUDA_FUSE_PROLOGUE", "1", 1);
+  auto exe = cuda::backend().compile(g, Options{});
+  unsetenv("LOCKSTEP_CUDA_FUSE_PROLOGUE");
+  return exe;
+}
+
 TEST(CudaPrologue, LeakyReluFusedIntoTheConvMatchesReferenceAndUnfusedBits) {
   LOCKSTEP_REQUIRE_GPU();
   const ir::Graph g = resblock(false);
   const std::vector<Tensor> inputs = {random_tensor({1, kC, kT}, 43)};
-  setenv("LOCKSTEP_CUDA_FUSE_PROLOGUE", "1", 1);
-  auto fused = cuda::backend().compile(g, Options{});
-  unsetenv("LOCKSTEP_CUDA_FUSE_PROLOGUE");
+  auto fused = compile_with_prologue_fusion(g);
   EXPECT_EQ(cuda::prologues_fused(*fused), 1);
   const Tensor got = fused->run(inputs)[0];
   const cpu_test::Diff d = cpu_test::diff(got, reference::evaluate(g, inputs)[0]);
@@ -76,9 +82,7 @@ TEST(CudaPrologue, ProducerWithAnotherReaderIsNotFused) {
   LOCKSTEP_REQUIRE_GPU();
   const ir::Graph g = resblock(true);
   const std::vector<Tensor> inputs = {random_tensor({1, kC, kT}, 44)};
-  setenv("LOCKSTEP_CUDA_FUSE_PROLOGUE", "1", 1);
-  auto exe = cuda::backend().compile(g, Options{});
-  unsetenv("LOCKSTEP_CUDA_FUSE_PROLOGUE");
+  auto exe = compile_with_prologue_fusion(g);
   EXPECT_EQ(cuda::prologues_fused(*exe), 0);
   expect_cuda_matches_reference(g, inputs, kC * kK, "leaky (also an output) + conv");
 }

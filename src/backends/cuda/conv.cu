@@ -174,8 +174,7 @@ void choose_bwd(Context& ctx, CudnnConv& p, const std::string& node) {
 // can fuse bias and z into the convolution (precomputed implicit GEMM, symmetric pads, a bias);
 // kNoValue otherwise. LOCKSTEP_CUDA_FUSE_RESIDUAL=0 turns it off.
 ir::ValueId fused_residual(const ir::Graph& g, const ir::Node& node, const CudnnConv& p) {
-  const char* env = std::getenv("LOCKSTEP_CUDA_FUSE_RESIDUAL");
-  if (env && std::strcmp(env, "0") == 0) return ir::kNoValue;
+  if (env_is("LOCKSTEP_CUDA_FUSE_RESIDUAL", "0")) return ir::kNoValue;
   if (node.inputs.size() < 3 || node.inputs[2] == ir::kNoValue || node.epilogue.empty()) return ir::kNoValue;
   if (p.fwd != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) return ir::kNoValue;
   const ir::EpilogueStep& step = node.epilogue.front();
@@ -355,16 +354,14 @@ void record_conv_forward(Context& ctx, int node_index, NodeProgram& program) {
     record_conv_forward_reduced(ctx, node_index, program);
     return;
   }
+  const ir::Graph& g = ctx.graph();
+  const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
   // Strict fp32 on tensor cores (3xTF32), see conv_tc.h.
-  if (conv_tc_eligible(ctx.graph(), ctx.graph().nodes[static_cast<size_t>(node_index)], ctx.precision) &&
-      record_conv_tc(ctx, node_index, program))
-    return;
-  if (conv1x1_by_gemm(ctx.graph(), ctx.graph().nodes[static_cast<size_t>(node_index)], ctx.precision)) {
+  if (conv_tc_eligible(g, node, ctx.precision) && record_conv_tc(ctx, node_index, program)) return;
+  if (conv1x1_by_gemm(g, node, ctx.precision)) {
     record_conv1x1_gemm(ctx, node_index, program);
     return;
   }
-  const ir::Graph& g = ctx.graph();
-  const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
   const Geometry geo = geometry(g, node);
   const ConvDescriptors d = describe_conv(ctx, node, geo, CUDNN_DATA_FLOAT);
   const std::shared_ptr<CudnnConv> p = d.conv;
@@ -486,10 +483,7 @@ __global__ void col2im_1d_kernel(const float* col, const float* bias, float* y, 
   }
 }
 
-bool convt_by_gemm() {
-  const char* v = std::getenv("LOCKSTEP_CUDA_CONVT");
-  return !(v && std::strcmp(v, "cudnn") == 0);
-}
+bool convt_by_gemm() { return !env_is("LOCKSTEP_CUDA_CONVT", "cudnn"); }
 
 void record_conv_transpose_gemm(Context& ctx, int node_index, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
@@ -617,7 +611,7 @@ std::optional<std::string> conv_unsupported(const ir::Graph& graph, const ir::No
 
 bool conv1x1_by_gemm(const ir::Graph& graph, const ir::Node& node, Precision precision) {
   if (node.op != ir::Op::Conv || precision != Precision::kFp32) return false;
-  if (const char* env = std::getenv("LOCKSTEP_CUDA_CONV1X1_GEMM"); env && std::strcmp(env, "0") == 0) return false;
+  if (env_is("LOCKSTEP_CUDA_CONV1X1_GEMM", "0")) return false;
   if (graph.value(node.inputs[0]).shape.size() > 4 || device_dtype(graph.value(node.inputs[0]).dtype) != DType::Float32) return false;
   const Geometry geo = geometry(graph, node);
   if (geo.group != 1) return false;

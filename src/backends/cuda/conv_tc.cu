@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -28,11 +27,6 @@ constexpr int64_t kMinSteps = 128;
 // 8/16-channel shapes, seed at 1024 frames 5.37 -> 3.73 ms, low 3.68 -> 3.57, ljs 16.68 -> 16.61.
 constexpr int64_t kMinChannelsSmall = 8;
 constexpr int64_t kMaxTf32Channels = 16;
-
-bool env_is(const char* name, const char* value) {
-  const char* env = std::getenv(name);
-  return env && std::strcmp(env, value) == 0;
-}
 
 std::atomic<int> recorded{0};
 

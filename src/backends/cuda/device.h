@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -102,6 +104,13 @@ class Context {
   size_t workspace_bytes_ = 0;
   size_t scratch_bytes_ = 0;
 };
+
+// Whether environment variable `name` is set to exactly `value` (the backend's A/B switches,
+// read when a graph is compiled).
+inline bool env_is(const char* name, const char* value) {
+  const char* env = std::getenv(name);
+  return env && std::strcmp(env, value) == 0;
+}
 
 // Threads per block for the element-wise style kernels, and a grid size for n elements.
 inline constexpr int kBlock = 256;

@@ -1,8 +1,6 @@
 // The CUDA executor's in-place decisions, taken once the arena is laid out: channel-slice views
 // (a Slice's value addressed inside its input) and prologue fusion (a Conv reading its LeakyRelu
 // producer's input). Both only re-point values or choose launches; no kernel changes.
-#include <cstdlib>
-#include <cstring>
 
 #include "backends/channel_views.h"
 #include "backends/cuda/executor.h"
@@ -14,8 +12,7 @@ namespace lockstep::cuda {
 // pointers when it runs, so re-pointing after recording is safe. Safe mode keeps every value in
 // its own guarded slot; LOCKSTEP_CUDA_VIEWS=0 turns views off (A/B timing).
 void CudaExecutable::take_views() {
-  const char* env = std::getenv("LOCKSTEP_CUDA_VIEWS");
-  if (options_.safe || (env && std::strcmp(env, "0") == 0)) return;
+  if (options_.safe || env_is("LOCKSTEP_CUDA_VIEWS", "0")) return;
   std::vector<const std::byte*> ptr(ctx_->value_ptr_.size());
   for (size_t v = 0; v < ptr.size(); ++v) ptr[v] = static_cast<const std::byte*>(ctx_->value_ptr_[v]);
   // The offset is a multiple of the arena alignment: a view is as aligned as its input.
