@@ -222,7 +222,8 @@ TEST(CudaConvTc, NonFiniteWeightsStayOnCudnn) {
 }
 
 // Kernel size 1 (opt-in: the flow's 1x1 convs) and C < 32 (the decoder's last stages and
-// conv_post), same accuracy bar and same bits on a second run.
+// conv_post), same accuracy bar and same bits on a second run. conv_post-style convs (C_out <= 4)
+// take the direct kernel by default (ops_test's NarrowOutputConvsRunDirect); switched off here.
 TEST(CudaConvTc, Kernel1AndSmallChannelsMatchFloat64Reference) {
   LOCKSTEP_REQUIRE_GPU();
   const Case cases[] = {
@@ -233,12 +234,14 @@ TEST(CudaConvTc, Kernel1AndSmallChannelsMatchFloat64Reference) {
       {2, 8, 1, 8192, 7, 1, 3, 3, true, nullptr},         // conv_post 8 -> 1, batch 2
   };
   setenv("LOCKSTEP_CUDA_CONV_TC_K1", "1", 1);
+  setenv("LOCKSTEP_CUDA_CONV_NARROW", "0", 1);
   uint32_t seed = 300;
   for (const Case& c : cases) {
     const cpu_test::Diff d = run_tc_case(c, seed += 10);
     EXPECT_LE(d.rel_l2, kTcRelL2) << describe(c);
     std::printf("[conv_tc] k1/small %s -> %d: rel L2 %.3g vs float64\n", describe(c).c_str(), c.cout, d.rel_l2);
   }
+  unsetenv("LOCKSTEP_CUDA_CONV_NARROW");
   unsetenv("LOCKSTEP_CUDA_CONV_TC_K1");
 }
 

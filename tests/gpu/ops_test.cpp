@@ -96,6 +96,66 @@ TEST(CudaConv, OneByOneConvsRunAsSgemm) {
     expect_cuda_matches_reference(g, runtime_inputs(in), c.w[1], "1x1 conv x" + shape_str(c.x));
   }
 }
+
+// Convs with at most 4 output channels (conv_post) run as a direct FMA kernel: the routing rule,
+// then accuracy against float64 (the generic GPU bars and a tighter one), a fused Tanh epilogue,
+// the same bits on a second run and in safe mode.
+TEST(CudaConv, NarrowOutputConvsRunDirect) {
+  struct Case { Shape x, w; std::vector<int64_t> pads; int64_t dil; const char* auto_pad; bool bias, runtime_w, tanh; };
+  auto build = [](const Case& c, uint32_t seed, std::vector<In>& in, ir::Attributes a = {}) {
+    in = {{rnd(c.x, seed), true}, {rnd(c.w, seed + 1), c.runtime_w}};
+    if (c.bias) in.push_back({rnd({c.w[0]}, seed + 2), false});
+    a.set("dilations", std::vector<int64_t>(c.x.size() - 2, c.dil));
+    if (c.auto_pad) a.set("auto_pad", std::string(c.auto_pad));
+    else a.set("pads", c.pads);
+    ir::Graph g = node_graph(Op::Conv, in, a);
+    if (c.tanh) g.nodes[0].epilogue = {ir::EpilogueStep{Op::Tanh, ir::kNoValue, false, 0.0f, "tanh"}};
+    return g;
+  };
+  std::vector<In> in;
+  const Case post{{1, 32, 4096}, {1, 32, 7}, {3, 3}, 1, nullptr, true, false, true};
+  const ir::Graph g = build(post, 1, in);
+  EXPECT_TRUE(cuda::conv_narrow_eligible(g, g.nodes[0], cuda::Precision::kFp32));
+  EXPECT_TRUE(cuda::conv_narrow_eligible(g, g.nodes[0], cuda::Precision::kTf32));  // exact fp32 there too
+  EXPECT_FALSE(cuda::conv_narrow_eligible(g, g.nodes[0], cuda::Precision::kFp16));
+  setenv("LOCKSTEP_CUDA_CONV_NARROW", "0", 1);
+  EXPECT_FALSE(cuda::conv_narrow_eligible(g, g.nodes[0], cuda::Precision::kFp32));
+  unsetenv("LOCKSTEP_CUDA_CONV_NARROW");
+  struct Rejected { Case c; ir::Attributes extra; const char* why; };
+  const Rejected rejected[] = {{{{1, 8, 64}, {5, 8, 3}, {1, 1}, 1, nullptr, true, false, false}, {}, "5 output channels"},
+                               {{{1, 8, 64}, {2, 8, 3}, {1, 1}, 1, nullptr, true, false, false}, attrs({{"strides", std::vector<int64_t>{2}}}), "stride 2"},
+                               {{{1, 8, 64}, {2, 4, 3}, {1, 1}, 1, nullptr, true, false, false}, attrs({{"group", int64_t{2}}}), "grouped"},
+                               {{{1, 8, 6, 64}, {2, 8, 1, 3}, {0, 1, 0, 1}, 1, nullptr, true, false, false}, {}, "2-D"}};
+  for (const Rejected& r : rejected) {
+    const ir::Graph h = build(r.c, 2, in, r.extra);
+    EXPECT_FALSE(cuda::conv_narrow_eligible(h, h.nodes[0], cuda::Precision::kFp32)) << r.why;
+  }
+  LOCKSTEP_REQUIRE_GPU();
+  constexpr double kNarrowRelL2 = 1e-6;  // one FMA chain of C_in*k terms per output
+  const Case cases[] = {
+      {{1, 32, 8195}, {1, 32, 7}, {3, 3}, 1, nullptr, true, false, true},       // low/ljs conv_post (odd T), + Tanh
+      {{2, 8, 1000}, {1, 8, 7}, {3, 3}, 1, nullptr, true, false, false},        // seed conv_post, batch 2
+      {{1, 16, 3000}, {4, 16, 11}, {25, 25}, 5, nullptr, false, false, false},  // 4 outputs, k11 d5, no bias
+      {{1, 3, 37}, {2, 3, 3}, {0, 2}, 1, nullptr, true, false, false},          // asymmetric pads, C_in 3
+      {{1, 64, 700}, {3, 64, 5}, {}, 2, "SAME_UPPER", true, true, false},        // runtime weights, auto_pad
+      {{1, 4, 5000}, {1, 4, 3}, {2000, 2000}, 2000, nullptr, true, false, false},  // long reach: one row per pass
+      {{1, 512, 600}, {2, 512, 3}, {1, 1}, 1, nullptr, true, false, true},       // K = 1536
+  };
+  uint32_t seed = 600;
+  for (const Case& c : cases) {
+    const ir::Graph h = build(c, seed += 10, in);
+    const std::string what = "narrow conv x" + shape_str(c.x) + " w" + shape_str(c.w);
+    ASSERT_TRUE(cuda::conv_narrow_eligible(h, h.nodes[0], cuda::Precision::kFp32)) << what;
+    const std::vector<Tensor> inputs = runtime_inputs(in);
+    expect_cuda_matches_reference(h, inputs, c.w[1] * c.w[2], what);
+    auto exe = cuda::backend().compile(h, Options{});
+    const Tensor got = exe->run(inputs)[0];
+    const cpu_test::Diff d = cpu_test::diff(got, reference::evaluate(h, inputs)[0]);
+    EXPECT_LE(d.rel_l2, kNarrowRelL2) << what;
+    EXPECT_TRUE(same_bits(got, exe->run(inputs)[0])) << what << ": a second run changed the bits";
+    std::printf("[cuda] %s: rel L2 %.3g vs float64\n", what.c_str(), d.rel_l2);
+  }
+}
 #endif  // LOCKSTEP_HAVE_CUDA
 
 TEST(CudaConvTranspose, RandomHifiGanStyleAndOutputPadding) {

@@ -356,6 +356,10 @@ void record_conv_forward(Context& ctx, int node_index, NodeProgram& program) {
   }
   const ir::Graph& g = ctx.graph();
   const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
+  if (conv_narrow_eligible(g, node, ctx.precision)) {  // conv_post-style: a pass over the input
+    record_conv_narrow(ctx, node_index, program);
+    return;
+  }
   // Strict fp32 on tensor cores (3xTF32), see conv_tc.h.
   if (conv_tc_eligible(g, node, ctx.precision) && record_conv_tc(ctx, node_index, program)) return;
   if (conv1x1_by_gemm(g, node, ctx.precision)) {

@@ -40,6 +40,12 @@ std::optional<std::string> conv_unsupported(const ir::Graph& graph, const ir::No
 // strict fp32; LOCKSTEP_CUDA_CONV1X1_GEMM=0 keeps cuDNN).
 bool conv1x1_by_gemm(const ir::Graph& graph, const ir::Node& node, Precision precision);
 
+// conv_narrow.cu: a 1-D Conv with at most 4 output channels (group 1, stride 1, float32; strict
+// fp32 or tf32, computed in fp32 either way) as a direct FMA kernel, bias fused, then the epilogue.
+// LOCKSTEP_CUDA_CONV_NARROW=0 leaves such convs to the tensor-core path and cuDNN.
+bool conv_narrow_eligible(const ir::Graph& graph, const ir::Node& node, Precision precision);
+void record_conv_narrow(Context& ctx, int node_index, NodeProgram& program);
+
 // matmul.cu: MatMul, Gemm (cuBLAS, pedantic math) and Softmax.
 void record_matmul(Context& ctx, int node_index, NodeProgram& program);
 std::optional<std::string> matmul_unsupported(const ir::Graph& graph, const ir::Node& node);
