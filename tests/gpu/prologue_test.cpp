@@ -1,16 +1,20 @@
 // Prologue fusion on the CUDA backend (PrologueFusion, device.h): in graph replay a tensor-core
-// Conv reads its LeakyRelu producer's input and applies the LeakyRelu itself, the producer's
-// kernel is skipped; eager runs (taps) keep both kernels. Checked against the float64 reference,
-// against the unfused bits, and for the cases that must not fuse. Opt-in: LOCKSTEP_CUDA_FUSE_PROLOGUE=1.
+// Conv reads its LeakyRelu producer's input and applies the LeakyRelu itself (opt-in:
+// LOCKSTEP_CUDA_FUSE_PROLOGUE=1), and an elementwise kernel applies a unary producer of one of its
+// operands as it reads (the WN gate's Tanh; on by default, LOCKSTEP_CUDA_FUSE_OPERAND=0 turns it
+// off); the producer's kernel is skipped, eager runs (taps) keep both kernels. Checked against the
+// float64 reference, against the unfused bits, and for the cases that must not fuse.
 #include <gtest/gtest.h>
 
 #ifdef LOCKSTEP_HAVE_CUDA
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
 #include "backends/cuda/testing.h"
 #include "gpu/gpu_test_util.h"
+#include "passes/pipeline.h"
 #include "support/graph_check.h"
 
 namespace lockstep::gpu_test {
@@ -85,6 +89,64 @@ TEST(CudaPrologue, ProducerWithAnotherReaderIsNotFused) {
   auto exe = compile_with_prologue_fusion(g);
   EXPECT_EQ(cuda::prologues_fused(*exe), 0);
   expect_cuda_matches_reference(g, inputs, kC * kK, "leaky (also an output) + conv");
+}
+
+// The WaveNet gate of the VITS flows, m = Tanh(x[:, :C]) * Sigmoid(x[:, C:]), after the compile
+// pipeline (fuse_epilogues puts the Mul into the Sigmoid's epilogue). With `tanh_is_output`, the
+// Tanh value is also a graph output (then the Tanh must run: no fusion).
+ir::Graph wn_gate(bool tanh_is_output) {
+  ir::Graph g;
+  test::GraphBuilder b(g);
+  const ir::ValueId x = b.value("x", {1, 2 * kC, kT}), a = b.value("a", {1, kC, kT}), s = b.value("s", {1, kC, kT});
+  const ir::ValueId ta = b.value("ta", {1, kC, kT}), ts = b.value("ts", {1, kC, kT}), m = b.value("m", {1, kC, kT});
+  const ir::ValueId axes = b.ints("axes", {1}), c0 = b.ints("c0", {0}), c1 = b.ints("c1", {kC}), c2 = b.ints("c2", {2 * kC});
+  for (auto& v : g.values)
+    if (v.constant.defined()) v.dtype = v.constant.dtype();
+  g.inputs = {x};
+  g.outputs = tanh_is_output ? std::vector<ir::ValueId>{m, ta} : std::vector<ir::ValueId>{m};
+  g.nodes = {b.node(Op::Slice, "slice_a", {x, c0, c1, axes}, a), b.node(Op::Slice, "slice_s", {x, c1, c2, axes}, s),
+             b.node(Op::Tanh, "tanh", {a}, ta), b.node(Op::Sigmoid, "sigmoid", {s}, ts), b.node(Op::Mul, "gate_mul", {ta, ts}, m)};
+  passes::run_pipeline(g, {});
+  const bool fused = std::any_of(g.nodes.begin(), g.nodes.end(), [](const ir::Node& n) {
+    return n.op == Op::Sigmoid && n.epilogue.size() == 1 && n.epilogue[0].op == Op::Mul;
+  });
+  EXPECT_TRUE(fused) << "fuse_epilogues did not put the gate's Mul into the Sigmoid";
+  return g;
+}
+
+TEST(CudaPrologue, TanhFusedIntoTheGateMulMatchesReferenceAndUnfusedBits) {
+  LOCKSTEP_REQUIRE_GPU();
+  const ir::Graph g = wn_gate(false);
+  const std::vector<Tensor> inputs = {random_tensor({1, 2 * kC, kT}, 45, DType::Float32, -4.0f, 4.0f)};
+  auto fused = cuda::backend().compile(g, Options{});  // on by default
+  EXPECT_EQ(cuda::prologues_fused(*fused), 1);
+  const Tensor got = fused->run(inputs)[0];
+  const cpu_test::Diff d = cpu_test::diff(got, reference::evaluate(g, inputs)[0]);
+  EXPECT_TRUE(d.finite);
+  EXPECT_LE(d.rel_l2, kGpuRelL2);
+  setenv("LOCKSTEP_CUDA_FUSE_OPERAND", "0", 1);
+  auto plain = cuda::backend().compile(g, Options{});
+  unsetenv("LOCKSTEP_CUDA_FUSE_OPERAND");
+  EXPECT_EQ(cuda::prologues_fused(*plain), 0);
+  EXPECT_TRUE(same_bits(got, plain->run(inputs)[0])) << "the fused Tanh changed the bits";
+  // Eager (tapped) runs keep the Tanh kernel: its value is tapped, the output has the graph run's bits.
+  Tensor tapped;
+  RunOptions tap;
+  tap.tap = [&](const ir::Node& node, int, const Tensor& value) {
+    if (node.name == "tanh") tapped = value.clone();
+  };
+  EXPECT_TRUE(same_bits(got, fused->run(inputs, tap)[0])) << "eager and graph runs differ";
+  ASSERT_TRUE(tapped.defined()) << "the Tanh node was not tapped";
+  expect_cuda_matches_reference(g, inputs, 1, "WN gate");
+}
+
+TEST(CudaPrologue, GateTanhThatIsAlsoAnOutputIsNotFused) {
+  LOCKSTEP_REQUIRE_GPU();
+  const ir::Graph g = wn_gate(true);
+  const std::vector<Tensor> inputs = {random_tensor({1, 2 * kC, kT}, 46, DType::Float32, -4.0f, 4.0f)};
+  auto exe = cuda::backend().compile(g, Options{});
+  EXPECT_EQ(cuda::prologues_fused(*exe), 0);
+  expect_cuda_matches_reference(g, inputs, 1, "WN gate, Tanh also an output");
 }
 
 }  // namespace

@@ -25,6 +25,10 @@ struct EwStep {
   int operand = -1;  // index into ops, -1 for unary
   int lhs = 0;
   float alpha = 0.0f;
+  // A unary op applied to the operand as it is read (its producer's kernel fused in, see
+  // fused_operand_producer); kIdentity: none.
+  int operand_code = kIdentity;
+  float operand_alpha = 0.0f;
 };
 struct EwProgram {
   int rank = 0;
@@ -130,6 +134,7 @@ __global__ void ew_program_kernel(EwProgram p) {
       const EwStep st = p.steps[s];
       T b = T(0);
       if (st.operand >= 0) b = static_cast<const T*>(p.ops[st.operand].ptr)[offset(p.ops[st.operand])];
+      if (st.operand_code != kIdentity) b = apply(st.operand_code, b, b, st.operand_alpha);
       acc = st.lhs ? apply(st.code, b, acc, st.alpha) : apply(st.code, acc, b, st.alpha);
     }
     static_cast<T*>(p.out)[i] = acc;
@@ -185,6 +190,12 @@ __global__ void ew_program_vec4_kernel(EwProgram p) {
       const EwStep st = p.steps[s];
       float4 b = make_float4(0.f, 0.f, 0.f, 0.f);
       if (st.operand >= 0) b = load(p.ops[st.operand]);
+      if (st.operand_code != kIdentity) {
+        b.x = apply(st.operand_code, b.x, b.x, st.operand_alpha);
+        b.y = apply(st.operand_code, b.y, b.y, st.operand_alpha);
+        b.z = apply(st.operand_code, b.z, b.z, st.operand_alpha);
+        b.w = apply(st.operand_code, b.w, b.w, st.operand_alpha);
+      }
       if (st.lhs) {
         acc.x = apply(st.code, b.x, acc.x, st.alpha);
         acc.y = apply(st.code, b.y, acc.y, st.alpha);
@@ -241,6 +252,8 @@ struct StepSpec {
   std::vector<int64_t> strides;  // broadcast strides of the operand (or explicit, e.g. bias)
   bool lhs;
   float alpha;
+  int operand_code = kIdentity;  // applied to the operand as it is read (EwStep)
+  float operand_alpha = 0.0f;
 };
 
 template <class T>
@@ -274,6 +287,8 @@ void launch_program(const Context& ctx, const Shape& out_shape, ir::ValueId src,
     p.steps[s].code = spec.code;
     p.steps[s].lhs = spec.lhs;
     p.steps[s].alpha = spec.alpha;
+    p.steps[s].operand_code = spec.operand_code;
+    p.steps[s].operand_alpha = spec.operand_alpha;
     p.steps[s].operand = spec.operand == ir::kNoValue ? -1 : s;
     if (spec.operand != ir::kNoValue) {
       p.ops[s].ptr = ctx.ptr(spec.operand);
@@ -551,6 +566,36 @@ std::optional<std::string> elementwise_unsupported(const ir::Graph& graph, const
   return std::string(ir::op_name(node.op)) + " on " + dtype_name(t) + " is not implemented on CUDA";
 }
 
+namespace {
+
+// The unary float node (no epilogue, input and output of one shape) that makes `v` for the
+// consumer's epilogue alone: nothing else reads `v` and it is no graph output. In graph replay
+// the consumer can apply it to that node's input as it reads (PrologueFusion): the WN layers'
+// Tanh beside Sigmoid * Mul is one kernel instead of two. -1 when there is none.
+int fused_operand_producer(const ir::Graph& g, int consumer, ir::ValueId v) {
+  for (ir::ValueId out : g.outputs)
+    if (out == v) return -1;
+  int producer = -1, readers = 0;
+  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
+    const ir::Node& n = g.nodes[static_cast<size_t>(i)];
+    if (!n.outputs.empty() && n.outputs[0] == v) producer = i;
+    for (ir::ValueId in : n.inputs) readers += in == v;
+    for (const auto& step : n.epilogue) readers += step.operand == v;
+  }
+  if (producer < 0 || producer >= consumer || readers != 1) return -1;
+  const ir::Node& p = g.nodes[static_cast<size_t>(producer)];
+  const int code = ew_code(p.op);
+  if (code < 0 || ir::is_binary_elementwise(p.op) || code == kIdentity || p.inputs.size() != 1 || p.outputs.size() != 1 ||
+      !p.epilogue.empty())
+    return -1;
+  const ir::Value& in = g.value(p.inputs[0]);
+  const ir::Value& out = g.value(v);
+  if (device_dtype(in.dtype) != DType::Float32 || device_dtype(out.dtype) != DType::Float32 || in.shape != out.shape) return -1;
+  return producer;
+}
+
+}  // namespace
+
 void record_elementwise(Context& ctx, int node_index, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
   const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
@@ -596,7 +641,26 @@ void record_elementwise(Context& ctx, int node_index, NodeProgram& program) {
   for (auto& s : epilogue_specs(g, node)) steps.push_back(std::move(s));
   std::string kernel = std::string("elementwise_") + ir::op_name(node.op);
   if (!node.epilogue.empty()) kernel += "+epilogue" + std::to_string(node.epilogue.size());
-  append_programs(ctx, program, kernel, src, broadcast_strides(g.value(src).shape, out_shape), std::move(steps), out);
+  const std::vector<int64_t> src_strides = broadcast_strides(g.value(src).shape, out_shape);
+  append_programs(ctx, program, kernel, src, src_strides, steps, out);
+  // The same program reading one operand's unary producer's input instead (graph replay only; the
+  // executor keeps it where that input survives until here). On by default: same float ops, same
+  // bits (LOCKSTEP_CUDA_FUSE_OPERAND=0 turns it off).
+  if (t != DType::Float32 || steps.size() > static_cast<size_t>(kMaxSteps) || ctx.safe || env_is("LOCKSTEP_CUDA_FUSE_OPERAND", "0")) return;
+  for (StepSpec& step : steps) {
+    if (step.operand == ir::kNoValue) continue;
+    const int producer = fused_operand_producer(g, node_index, step.operand);
+    if (producer < 0) continue;
+    const ir::Node& p = g.nodes[static_cast<size_t>(producer)];
+    step.operand = p.inputs[0];
+    step.operand_code = ew_code(p.op);
+    step.operand_alpha = p.attrs.get_float("alpha", 0.01f);
+    const size_t plain = program.launches.size() - 1;
+    append_programs(ctx, program, kernel + "+" + ir::op_name(p.op) + "_operand", src, src_strides, steps, out);
+    program.launches.back().when = Launch::When::kGraphOnly;
+    ctx.prologues.push_back({producer, node_index, p.inputs[0], plain, plain + 1});
+    return;  // one fused producer per node: the executor keeps one launch of each kind
+  }
 }
 
 void record_epilogue(Context& ctx, int node_index, NodeProgram& program, ir::ValueId bias, size_t skip_steps) {
