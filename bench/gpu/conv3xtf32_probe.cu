@@ -243,7 +243,10 @@ void print_tf32_edges() {
   cudaFree(o);
 }
 
-bool run_tile(int ks, tc::TileKind tile, tc::Params p, int n) {
+// `splits` > 1: a split reduction into `partial` (tc::split_partial_floats floats), as the backend runs it.
+bool run_tile(int ks, tc::TileKind tile, tc::Params p, int n, int splits = 1, float* partial = nullptr) {
+  p.splits = splits;
+  p.partial = partial;
   tc::geometry(p, ks, tc::tile_bn(tile));
   if (tc::smem_bytes(p, ks, tc::stages_for(ks), tc::tile_bm(tile)) > 227 * 1024) return false;
   CK(tc::launch(p, ks, tile, n, 0));
@@ -253,8 +256,11 @@ bool run_tile(int ks, tc::TileKind tile, tc::Params p, int n) {
 int main(int argc, char** argv) {
   bool all = false;             // --all: also the simple kernels' accuracy study
   const char* only = nullptr;   // --only TEXT: just the shapes whose label contains TEXT (for ncu)
+  bool post = false;            // --post: the backend kernel with a fused "+ residual, LeakyRelu(0.1)"
+                                // epilogue (times only: rel L2 is against the plain conv's reference)
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--all") == 0) all = true;
+    else if (std::strcmp(argv[i], "--post") == 0) post = true;
     else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
   }
   struct Shape { int c, t, ks, d; const char* what; int co = 0; };  // co 0: C_out = C_in
@@ -376,6 +382,15 @@ int main(int argc, char** argv) {
     tc::Params p{};
     p.x = x; p.wp = wp; p.bias = b; p.y = y;
     p.cin = cin; p.cout = cout; p.t_in = T; p.t_out = T; p.dil = d; p.pad = pad;
+    float* residual = nullptr;
+    if (post) {
+      CK(cudaMalloc(&residual, ny * 4));
+      CK(cudaMemcpy(residual, hx.data(), std::min(hx.size(), ny) * 4, cudaMemcpyHostToDevice));
+      p.z = residual;
+      p.post[0] = tc::kPostAdd;
+      p.post[1] = tc::kPostLeaky;
+      p.alpha = 0.1f;
+    }
     if (T % 4 == 0 && tc::instantiated_ks(ks)) {
       auto run_fast = [&](auto launcher, const char* variant) {
         CK(cudaMemset(y, 0xff, ny * 4));
@@ -403,9 +418,24 @@ int main(int argc, char** argv) {
                       tile == chosen ? " **backend choice**" : "");
         run_fast([&] { return run_tile(ks, tile, p, 1); }, name);
       }
+      // The backend's split reduction on its tile (grids that leave SMs idle), kernel and merge
+      // timed together, and twice as many splits beside it.
+      const int splits = tc::choose_splits(1, cin, cout, T, ks, chosen);
+      if (splits > 1) {
+        float* partial = nullptr;
+        CK(cudaMalloc(&partial, tc::split_partial_floats(1, cout, T, 2 * splits) * 4));
+        for (int sp : {splits, 2 * splits}) {
+          char name[96];
+          std::snprintf(name, sizeof name, "tc tile %dx%d split %d + merge%s", tc::tile_bm(chosen), tc::tile_bn(chosen), sp,
+                        sp == splits ? " **backend choice**" : "");
+          run_fast([&] { return run_tile(ks, chosen, p, 1, sp, partial); }, name);
+        }
+        cudaFree(partial);
+      }
     }
     CK(cudaDeviceSynchronize());
     cudaFree(x); cudaFree(w); cudaFree(b); cudaFree(y); cudaFree(yr); cudaFree(wp);
+    if (residual) cudaFree(residual);
     if (wsp) cudaFree(wsp);
     cudnnDestroyTensorDescriptor(xd); cudnnDestroyTensorDescriptor(yd); cudnnDestroyFilterDescriptor(wd);
     cudnnDestroyConvolutionDescriptor(cd);
