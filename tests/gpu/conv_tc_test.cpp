@@ -362,8 +362,16 @@ TEST(CudaConvTc, ConvTransposeAsPhasesMatchesFloat64Reference) {
   a0.set("strides", std::vector<int64_t>{8});
   a0.set("pads", std::vector<int64_t>{4, 4});
   const ir::Graph g0 = node_graph(Op::ConvTranspose, in0, a0);
-  EXPECT_FALSE(cuda::conv_tc_eligible(g0, g0.nodes[0], cuda::Precision::kFp32)) << "opt-in only";
-  setenv("LOCKSTEP_CUDA_CONVT_TC", "1", 1);
+  EXPECT_FALSE(cuda::conv_tc_eligible(g0, g0.nodes[0], cuda::Precision::kFp32)) << "2048 output steps: the GEMM path";
+  // From 65536 output steps by default (the upsamplers at 1024 frames); LOCKSTEP_CUDA_CONVT_TC=0 turns it off.
+  std::vector<In> in_long = {{random_tensor({1, 64, 8192}, 997), true}, {random_tensor({64, 32, 16}, 998), false}};
+  const ir::Graph g_long = node_graph(Op::ConvTranspose, in_long, a0);
+  std::string why_long;
+  EXPECT_TRUE(cuda::conv_tc_eligible(g_long, g_long.nodes[0], cuda::Precision::kFp32, &why_long)) << why_long;
+  EXPECT_FALSE(cuda::conv_tc_eligible(g_long, g_long.nodes[0], cuda::Precision::kTf32)) << "tf32 keeps the TF32 GEMM";
+  setenv("LOCKSTEP_CUDA_CONVT_TC", "0", 1);
+  EXPECT_FALSE(cuda::conv_tc_eligible(g_long, g_long.nodes[0], cuda::Precision::kFp32));
+  setenv("LOCKSTEP_CUDA_CONVT_TC", "1", 1);  // every size, for the cases below
   uint32_t seed = 1000;
   for (const TCase& c : cases) {
     std::vector<In> in = {{random_tensor({c.n, c.cin, c.t}, seed += 10), true},

@@ -28,6 +28,15 @@ constexpr int64_t kMinSteps = 128;
 constexpr int64_t kMinChannelsSmall = 8;
 constexpr int64_t kMaxTf32Channels = 16;
 
+// ConvTranspose as phases from this many output steps (N * T_out): the presets' upsamplers at 1024
+// frames (65536..262144 steps) gained, those at 128 frames (<= 32768) lost.
+constexpr int64_t kMinConvTSteps = 65536;
+
+bool convt_long_enough(const ir::Graph& g, const ir::Node& node) {
+  const Shape& y = g.value(node.outputs[0]).shape;
+  return y.size() == 3 && y[0] * y[2] >= kMinConvTSteps;
+}
+
 std::atomic<int> recorded{0};
 
 struct SplitWeights {
@@ -172,10 +181,13 @@ bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precis
   if (env_is("LOCKSTEP_CUDA_CONV_TC", "0")) return fail(why_not, "LOCKSTEP_CUDA_CONV_TC=0");
   const bool transpose = node.op == ir::Op::ConvTranspose;
   if (node.op != ir::Op::Conv && !transpose) return fail(why_not, "not a Conv or ConvTranspose");
-  // ConvTranspose phases: correct (7e-8..1.1e-7 per op) but no faster than the SGEMM + col2im
-  // path on the presets (H200, 1024 frames: seed 0.118 vs 0.143 ms, low 0.269 vs 0.289, ljs 0.757
-  // vs 0.735 in total), so opt-in: LOCKSTEP_CUDA_CONVT_TC=1.
-  if (transpose && !env_is("LOCKSTEP_CUDA_CONVT_TC", "1")) return fail(why_not, "ConvTranspose on tensor cores is opt-in (LOCKSTEP_CUDA_CONVT_TC=1)");
+  // ConvTranspose phases (7e-8..1.1e-7 per op): faster than the SGEMM + col2im path on long
+  // outputs, slower on short ones (H200, 2026-11-30, every ConvTranspose as phases: 1024 frames
+  // -0.04..-0.06 ms per preset, 4096 frames -0.2..-0.7, 128 frames +0.02). So by default from
+  // kMinConvTSteps output steps; LOCKSTEP_CUDA_CONVT_TC=1 takes every size, =0 none.
+  if (transpose && (env_is("LOCKSTEP_CUDA_CONVT_TC", "0") ||
+                    (!env_is("LOCKSTEP_CUDA_CONVT_TC", "1") && !convt_long_enough(g, node))))
+    return fail(why_not, "ConvTranspose output shorter than the phases' measured range (LOCKSTEP_CUDA_CONVT_TC=1 forces)");
   // tf32 runs the same kernel with TF32-rounded weights; fp16/bf16 keep cuDNN's paths, and
   // the fast modes keep ConvTranspose on the TF32 GEMM.
   if (precision != Precision::kFp32 && (precision != Precision::kTf32 || transpose))
