@@ -5,6 +5,9 @@
 // core's truncating accumulation is flushed into IEEE float adds) and the speed question (a
 // cp.async-pipelined kernel with weights split once, as a compile step would).
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 conv3xtf32_probe.cu -lcudnn -o probe
+// Run: probe [--all] [--only TEXT] [--post]: --all adds the accuracy study's simple kernels, --only
+// keeps the shapes whose label contains TEXT, --post times the backend kernel with a fused
+// "+ residual, LeakyRelu" epilogue (its rel L2 is then against the plain conv: ignore it).
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
