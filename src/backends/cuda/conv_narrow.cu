@@ -118,7 +118,7 @@ bool conv_narrow_eligible(const ir::Graph& graph, const ir::Node& node, Precisio
   if (cout < 1 || cout > kMaxOut || wv.shape[1] != cin || yv.shape[1] != cout || n < 1 || n > 65535) return false;
   const int64_t big = int64_t{1} << 31;
   return cin >= 1 && t_in >= 1 && t_out >= 1 && (wv.shape[2] - 1) * geo.dilations[0] <= kMaxReach && geo.pad_begin[0] < big &&
-         cin * t_in < big && t_out + kSteps < big && cin * wv.shape[2] * cout < big;
+         cin * t_in < big && t_out + kBufFloats < big && cin * wv.shape[2] * cout < big;
 }
 
 void record_conv_narrow(Context& ctx, int node_index, NodeProgram& program) {
