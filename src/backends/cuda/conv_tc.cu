@@ -87,17 +87,7 @@ bool wgmma_enabled(int device) {
 // it as it reads (Params::pre_alpha). -1 when there is none.
 int leaky_producer(const ir::Graph& g, int conv) {
   const ir::ValueId x = g.nodes[static_cast<size_t>(conv)].inputs[0];
-  for (ir::ValueId out : g.outputs)
-    if (out == x) return -1;
-  int producer = -1;
-  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
-    const ir::Node& n = g.nodes[static_cast<size_t>(i)];
-    if (!n.outputs.empty() && n.outputs[0] == x) producer = i;
-    for (size_t k = 0; k < n.inputs.size(); ++k)
-      if (n.inputs[k] == x && (i != conv || k != 0)) return -1;
-    for (const auto& step : n.epilogue)
-      if (step.operand == x) return -1;
-  }
+  const int producer = sole_reader_producer(g, x);  // the Conv is that one reader
   if (producer < 0) return -1;
   const ir::Node& l = g.nodes[static_cast<size_t>(producer)];
   if (l.op != ir::Op::LeakyRelu || !l.epilogue.empty() || l.outputs.size() != 1 || l.inputs.size() != 1) return -1;

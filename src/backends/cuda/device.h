@@ -42,9 +42,10 @@ struct Launch {
   bool in_eager() const { return when != When::kGraphOnly; }
 };
 
-// A Conv that can read its producer LeakyRelu's input and apply the LeakyRelu itself (graph
-// replay only): recorded with both launches; the executor keeps the fused one only where no node
-// from the producer to the Conv writes over `source` (known once the arena is laid out).
+// A node that can read its unary producer's input and apply the producer itself (graph replay
+// only): a Conv and its LeakyRelu (opt-in), an element-wise kernel and the producer of an operand.
+// Recorded with both launches; the executor keeps the fused one only where no node from the
+// producer to the consumer writes over `source` (known once the arena is laid out).
 struct PrologueFusion {
   int producer = -1, consumer = -1;  // node indices
   ir::ValueId source = ir::kNoValue;   // the producer's input
@@ -90,7 +91,7 @@ class Context {
   bool safe = false;
   Precision precision = Precision::kFp32;
 
-  std::vector<PrologueFusion> prologues;  // recorded by the Conv paths that can fuse one
+  std::vector<PrologueFusion> prologues;  // recorded by the Conv and element-wise paths
 
   // Set by the executor's layout.
   std::vector<void*> value_ptr_;

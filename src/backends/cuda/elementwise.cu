@@ -494,52 +494,6 @@ void record_equal_where(Context& ctx, const ir::Node& node, NodeProgram& program
 
 }  // namespace
 
-void collapse_dims(std::vector<int64_t>& dims, std::vector<std::vector<int64_t>*> strides) {
-  std::vector<int64_t> nd;
-  std::vector<std::vector<int64_t>> ns(strides.size());
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (dims[d] == 1) continue;
-    bool merge = !nd.empty();
-    for (size_t k = 0; k < strides.size() && merge; ++k)
-      if (ns[k].back() != (*strides[k])[d] * dims[d]) merge = false;
-    if (merge) {
-      nd.back() *= dims[d];
-      for (size_t k = 0; k < strides.size(); ++k) ns[k].back() = (*strides[k])[d];
-    } else {
-      nd.push_back(dims[d]);
-      for (size_t k = 0; k < strides.size(); ++k) ns[k].push_back((*strides[k])[d]);
-    }
-  }
-  if (nd.empty()) {
-    nd.push_back(1);
-    for (auto& s : ns) s.push_back(0);
-  }
-  dims = nd;
-  for (size_t k = 0; k < strides.size(); ++k) *strides[k] = ns[k];
-}
-
-std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out) {
-  std::vector<int64_t> own = contiguous_strides(shape);
-  std::vector<int64_t> result(out.size(), 0);
-  const size_t shift = out.size() - shape.size();
-  for (size_t d = shift; d < out.size(); ++d) {
-    const size_t j = d - shift;
-    result[d] = (shape[j] == 1 && out[d] != 1) ? 0 : own[j];
-  }
-  return result;
-}
-
-std::vector<int64_t> constant_ints(const ir::Graph& graph, const ir::Node& node, size_t index) {
-  std::vector<int64_t> result;
-  if (index >= node.inputs.size() || node.inputs[index] == ir::kNoValue) return result;
-  const Tensor& t = graph.value(node.inputs[index]).constant;
-  if (!t.defined())
-    throw Error(ErrorCode::UnsupportedAttribute, "cuda: parameter input " + std::to_string(index) + " must be a constant",
-                node.name, ir::op_name(node.op));
-  for (int64_t i = 0; i < t.numel(); ++i) result.push_back(t.element_as_int(i));
-  return result;
-}
-
 std::optional<std::string> elementwise_unsupported(const ir::Graph& graph, const ir::Node& node) {
   if (node.op == ir::Op::Cast || node.op == ir::Op::Equal || node.op == ir::Op::Where) return std::nullopt;
   const DType t = device_dtype(graph.value(node.outputs[0]).dtype);
@@ -573,16 +527,8 @@ namespace {
 // the consumer can apply it to that node's input as it reads (PrologueFusion): the WN layers'
 // Tanh beside Sigmoid * Mul is one kernel instead of two. -1 when there is none.
 int fused_operand_producer(const ir::Graph& g, int consumer, ir::ValueId v) {
-  for (ir::ValueId out : g.outputs)
-    if (out == v) return -1;
-  int producer = -1, readers = 0;
-  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
-    const ir::Node& n = g.nodes[static_cast<size_t>(i)];
-    if (!n.outputs.empty() && n.outputs[0] == v) producer = i;
-    for (ir::ValueId in : n.inputs) readers += in == v;
-    for (const auto& step : n.epilogue) readers += step.operand == v;
-  }
-  if (producer < 0 || producer >= consumer || readers != 1) return -1;
+  const int producer = sole_reader_producer(g, v);
+  if (producer < 0 || producer >= consumer) return -1;
   const ir::Node& p = g.nodes[static_cast<size_t>(producer)];
   const int code = ew_code(p.op);
   if (code < 0 || ir::is_binary_elementwise(p.op) || code == kIdentity || p.inputs.size() != 1 || p.outputs.size() != 1 ||
@@ -646,7 +592,7 @@ void record_elementwise(Context& ctx, int node_index, NodeProgram& program) {
   // The same program reading one operand's unary producer's input instead (graph replay only; the
   // executor keeps it where that input survives until here). On by default: same float ops, same
   // bits (LOCKSTEP_CUDA_FUSE_OPERAND=0 turns it off).
-  if (t != DType::Float32 || steps.size() > static_cast<size_t>(kMaxSteps) || ctx.safe || env_is("LOCKSTEP_CUDA_FUSE_OPERAND", "0")) return;
+  if (t != DType::Float32 || steps.size() > static_cast<size_t>(kMaxSteps) || env_is("LOCKSTEP_CUDA_FUSE_OPERAND", "0")) return;
   for (StepSpec& step : steps) {
     if (step.operand == ir::kNoValue) continue;
     const int producer = fused_operand_producer(g, node_index, step.operand);

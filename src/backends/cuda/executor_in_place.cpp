@@ -1,6 +1,7 @@
 // The CUDA executor's in-place decisions, taken once the arena is laid out: channel-slice views
-// (a Slice's value addressed inside its input) and prologue fusion (a Conv reading its LeakyRelu
-// producer's input). Both only re-point values or choose launches; no kernel changes.
+// (a Slice's value addressed inside its input) and prologue fusion (a node reading a unary
+// producer's input and applying it itself). Both only re-point values or choose launches; no
+// kernel changes.
 
 #include "backends/channel_views.h"
 #include "backends/cuda/executor.h"
@@ -23,11 +24,12 @@ void CudaExecutable::take_views() {
   }
 }
 
-// Prologue fusion (PrologueFusion in device.h): in graph replay a Conv reads its LeakyRelu
+// Prologue fusion (PrologueFusion in device.h): in graph replay a consumer (a Conv and its
+// LeakyRelu producer, an element-wise kernel and the unary producer of an operand) reads the
 // producer's input and applies it itself, and the producer does not run, where nothing from the
-// producer to the Conv writes over that input. Eager runs keep both kernels (taps see the value).
+// producer to the consumer writes over that input. Eager runs keep both kernels (taps see the value).
 void CudaExecutable::fuse_prologues() {
-  const bool off = options_.safe;  // the Conv paths record PrologueFusion only when it is asked for
+  const bool off = options_.safe;  // safe mode runs every node's own kernel
   auto span = [&](ir::ValueId v) {
     const auto* p = static_cast<const std::byte*>(ctx_->value_ptr_[static_cast<size_t>(v)]);
     return backends::ByteSpan{p, p ? p + value_bytes_[static_cast<size_t>(v)] : p};

@@ -1,5 +1,6 @@
 // The op families of the CUDA backend, one .cu file each (mirroring the CPU backend), and the
-// device helpers they share. A record_* function appends a node's launches to `program`.
+// device helpers they share (the host ones defined in helpers.cpp). A record_* function appends a
+// node's launches to `program`.
 #pragma once
 
 #include <optional>
@@ -81,5 +82,9 @@ std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out);
 void collapse_dims(std::vector<int64_t>& dims, std::vector<std::vector<int64_t>*> strides);
 // The node's constant int64 input `index` as a vector (empty when omitted).
 std::vector<int64_t> constant_ints(const ir::Graph& graph, const ir::Node& node, size_t index);
+// The node whose outputs[0] is `v` when `v` is no graph output and is read exactly once in the
+// graph (node inputs and epilogue operands, each reference counted): a producer whose kernel a
+// reader can absorb (PrologueFusion). -1 otherwise.
+int sole_reader_producer(const ir::Graph& graph, ir::ValueId v);
 
 }  // namespace lockstep::cuda
