@@ -61,8 +61,9 @@ TEST(CudaConv, RuntimeWeights) {
 }
 
 #ifdef LOCKSTEP_HAVE_CUDA
-// 1x1 convs (the flows' pre/post and skip convs) run as one SGEMM per batch item in strict fp32:
-// the routing rule, then accuracy, same bits and safe mode through expect_cuda_matches_reference.
+// 1x1 convs that conv_ffma.cu does not take (2-D, runtime weights; all of them with
+// LOCKSTEP_CUDA_CONV_FFMA=0) run as one SGEMM per batch item in strict fp32: the routing rule,
+// then accuracy, same bits and safe mode through expect_cuda_matches_reference.
 TEST(CudaConv, OneByOneConvsRunAsSgemm) {
   auto conv = [](Shape x, Shape w, ir::Attributes a, bool bias, bool runtime_w, uint32_t seed) {
     std::vector<In> in{{rnd(x, seed), true}, {rnd(w, seed + 1), runtime_w}};
@@ -84,6 +85,7 @@ TEST(CudaConv, OneByOneConvsRunAsSgemm) {
   EXPECT_TRUE(cuda::conv1x1_by_gemm(plain, plain.nodes[0], cuda::Precision::kFp32));
   EXPECT_FALSE(cuda::conv1x1_by_gemm(plain, plain.nodes[0], cuda::Precision::kTf32));
   LOCKSTEP_REQUIRE_GPU();
+  setenv("LOCKSTEP_CUDA_CONV_FFMA", "0", 1);  // the rank-3 constant-weight cases would take conv_ffma.cu
   struct Case { Shape x, w; bool bias, runtime_w; };
   const Case cases[] = {{{1, 96, 1024}, {192, 96, 1}, true, false},  {{1, 192, 1024}, {96, 192, 1}, true, false},
                         {{3, 64, 100}, {72, 64, 1}, true, false},    {{2, 5, 7}, {3, 5, 1}, false, false},
@@ -95,6 +97,7 @@ TEST(CudaConv, OneByOneConvsRunAsSgemm) {
     ASSERT_TRUE(cuda::conv1x1_by_gemm(g, g.nodes[0], cuda::Precision::kFp32)) << shape_str(c.x);
     expect_cuda_matches_reference(g, runtime_inputs(in), c.w[1], "1x1 conv x" + shape_str(c.x));
   }
+  unsetenv("LOCKSTEP_CUDA_CONV_FFMA");
 }
 
 // Convs with at most 4 output channels (conv_post) run as a direct FMA kernel: the routing rule,

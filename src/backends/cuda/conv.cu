@@ -360,6 +360,10 @@ void record_conv_forward(Context& ctx, int node_index, NodeProgram& program) {
     record_conv_narrow(ctx, node_index, program);
     return;
   }
+  if (conv_ffma_eligible(g, node, ctx.precision)) {  // 1x1 (and small opt-in convs): bias and epilogue fused
+    record_conv_ffma(ctx, node_index, program);
+    return;
+  }
   // Strict fp32 on tensor cores (3xTF32), see conv_tc.h.
   if (conv_tc_eligible(g, node, ctx.precision) && record_conv_tc(ctx, node_index, program)) return;
   if (conv1x1_by_gemm(g, node, ctx.precision)) {

@@ -7,13 +7,13 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "backends/cuda/ew_ops.h"
 #include "backends/cuda/families.h"
 #include "ir/infer.h"
 
 namespace lockstep::cuda {
 namespace {
 
-enum EwCode : int { kAdd, kSub, kMul, kDiv, kPow, kTanh, kSigmoid, kRelu, kLeakyRelu, kExp, kNeg, kSqrt, kIdentity };
 constexpr int kMaxSteps = 12;
 
 struct EwOperand {
@@ -41,55 +41,6 @@ struct EwProgram {
   EwOperand ops[kMaxSteps];
   void* out = nullptr;
 };
-
-int ew_code(ir::Op op) {
-  switch (op) {
-    case ir::Op::Add: return kAdd;
-    case ir::Op::Sub: return kSub;
-    case ir::Op::Mul: return kMul;
-    case ir::Op::Div: return kDiv;
-    case ir::Op::Pow: return kPow;
-    case ir::Op::Tanh: return kTanh;
-    case ir::Op::Sigmoid: return kSigmoid;
-    case ir::Op::Relu: return kRelu;
-    case ir::Op::LeakyRelu: return kLeakyRelu;
-    case ir::Op::Exp: return kExp;
-    case ir::Op::Neg: return kNeg;
-    case ir::Op::Sqrt: return kSqrt;
-    case ir::Op::Identity: return kIdentity;
-    default: return -1;
-  }
-}
-
-__device__ inline float apply(int code, float a, float b, float alpha) {
-  switch (code) {
-    case kAdd: return a + b;
-    case kSub: return a - b;
-    case kMul: return a * b;
-    case kDiv: return a / b;
-    case kPow: return powf(a, b);
-    case kTanh: return tanhf(a);
-    case kSigmoid: return 1.0f / (1.0f + expf(-a));
-    case kRelu: return a > 0.0f ? a : 0.0f;
-    case kLeakyRelu: return a >= 0.0f ? a : a * alpha;
-    case kExp: return expf(a);
-    case kNeg: return -a;
-    case kSqrt: return sqrtf(a);
-    default: return a;
-  }
-}
-
-__device__ inline long long apply(int code, long long a, long long b, float) {
-  switch (code) {
-    case kAdd: return a + b;
-    case kSub: return a - b;
-    case kMul: return a * b;
-    case kDiv: return b == 0 ? 0 : a / b;
-    case kRelu: return a > 0 ? a : 0;
-    case kNeg: return -a;
-    default: return a;
-  }
-}
 
 __device__ inline float load_reduced(const void* base, size_t off, int kind) {
   return kind == 1 ? __half2float(static_cast<const __half*>(base)[off]) : __bfloat162float(static_cast<const __nv_bfloat16*>(base)[off]);

@@ -47,6 +47,15 @@ bool conv1x1_by_gemm(const ir::Graph& graph, const ir::Node& node, Precision pre
 bool conv_narrow_eligible(const ir::Graph& graph, const ir::Node& node, Precision precision);
 void record_conv_narrow(Context& ctx, int node_index, NodeProgram& program);
 
+// conv_ffma.cu: a 1-D Conv (strict fp32, group 1, stride 1, constant weights) as an FFMA implicit
+// GEMM with the bias and up to four epilogue steps in its store. Kernel 1 (the flows' 1x1 convs,
+// which took a cuBLAS SGEMM and a bias kernel; not with LOCKSTEP_CUDA_CONV_TC_K1=1); more taps
+// with LOCKSTEP_CUDA_CONV_FFMA=all, or up to LOCKSTEP_CUDA_CONV_FFMA_MAX_OUT outputs (N*C_out*T_out),
+// ahead of the tensor-core path (A/B timing); LOCKSTEP_CUDA_CONV_FFMA=0 turns it off.
+bool conv_ffma_eligible(const ir::Graph& graph, const ir::Node& node, Precision precision);
+void record_conv_ffma(Context& ctx, int node_index, NodeProgram& program);
+int conv_ffma_recorded_count();  // test hook: Conv nodes this process recorded on this path
+
 // matmul.cu: MatMul, Gemm (cuBLAS, pedantic math) and Softmax.
 void record_matmul(Context& ctx, int node_index, NodeProgram& program);
 std::optional<std::string> matmul_unsupported(const ir::Graph& graph, const ir::Node& node);
