@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the CUDA binaries here and packs what the GPU machine lacks into build-gpurun/ (ignored;
-# carry it): stripped binaries, libs.tar.xz (system libraries absent there), data.tar.xz (three
+# carry it): the stripped binaries as bin.tar.xz, libs.tar.xz (system libraries absent there), data.tar.xz (three
 # shared models, the ONNX node tests lockstep supports, the shared benchmark tools).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -9,17 +9,18 @@ P=build-gpurun
 cmake -S . -B "$B" -G Ninja -DLOCKSTEP_CUDA=ON >/dev/null
 ninja -C "$B" -j2 lockstep lockstep_bench tests/lockstep_gpu_tests
 rm -rf "$P" && mkdir -p "$P"
-for f in "$B/lockstep" "$B/lockstep_bench" "$B/tests/lockstep_gpu_tests"; do strip -o "$P/$(basename "$f")" "$f"; done
+mkdir -p /tmp/gpupkg_bin/bin && for f in "$B/lockstep" "$B/lockstep_bench" "$B/tests/lockstep_gpu_tests"; do strip -o "/tmp/gpupkg_bin/bin/$(basename "$f")" "$f"; done
+tar -C /tmp/gpupkg_bin -cJf "$P/bin.tar.xz" bin  # run_gpu.sh unpacks it
 L=/lib/x86_64-linux-gnu
 libs=(libdnnl.so.2 libgomp.so.1 libOpenCL.so.1)
 for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libblas.so.3; do
-  ldd "$P"/* | grep -q "$lib" && libs+=("$lib")
+  ldd /tmp/gpupkg_bin/bin/* | grep -q "$lib" && libs+=("$lib")
 done
 mkdir -p /tmp/gpupkg/libs && for lib in "${libs[@]}"; do cp -L "$L/$lib" /tmp/gpupkg/libs/ 2>/dev/null || true; done
 # openblas resolves through alternatives; take what the loader found.
-for lib in "${libs[@]}"; do p=$(ldd "$P/lockstep" | awk -v l="$lib" '$1==l {print $3}'); [ -n "$p" ] && cp -L "$p" /tmp/gpupkg/libs/; done
+for lib in "${libs[@]}"; do p=$(ldd /tmp/gpupkg_bin/bin/lockstep | awk -v l="$lib" '$1==l {print $3}'); [ -n "$p" ] && cp -L "$p" /tmp/gpupkg/libs/; done
 tar -C /tmp/gpupkg -cJf "$P/libs.tar.xz" libs
-rm -rf /tmp/gpupkg
+rm -rf /tmp/gpupkg /tmp/gpupkg_bin
 D=/tmp/gpudata && rm -rf $D && mkdir -p $D/models $D/node $D/tools
 for m in vits_seed_174 vits_seed_flow_T1024 vits_seed_dec_T256; do cp ../shared/models/$m.* $D/models/; done
 python3 - "$D/node" <<'PY'

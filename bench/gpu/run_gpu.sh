@@ -13,6 +13,9 @@ STEPS=${STEPS:-tests check bench}
 mkdir -p "$OUT" /tmp/gpurun
 tar -C /tmp/gpurun -xJf "$PKG/libs.tar.xz"
 tar -C /tmp/gpurun -xJf "$PKG/data.tar.xz"
+# The binaries, xz-packed by package.sh (the carried folder stays under the 64 MiB limit).
+BIN=$PKG
+if [ -f "$PKG/bin.tar.xz" ]; then tar -C /tmp/gpurun -xJf "$PKG/bin.tar.xz" && BIN=/tmp/gpurun/bin; fi
 export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:/usr/local/cuda/lib64:/tmp/gpurun/libs
 export LOCKSTEP_MODELS_DIR=/tmp/gpurun/models LOCKSTEP_ONNX_NODE_DIR=/tmp/gpurun/node
 export LOCKSTEP_SKIP_LIST=$PWD/tests/conformance/skip_list.txt PYTHONUNBUFFERED=1
@@ -23,49 +26,49 @@ M=/tmp/gpurun/models
 [ -e /work/shared/models ] || { mkdir -p /work/shared && ln -s "$M" /work/shared/models; }
 for step in $STEPS; do case $step in
 tests)
-  timeout ${TESTS_TIMEOUT:-300} "$PKG/lockstep_gpu_tests" 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[(  PASSED|  FAILED|  SKIPPED) |^\[cuda\]|ONNX node|FAILED|tests ran" ;;
+  timeout ${TESTS_TIMEOUT:-300} "$BIN/lockstep_gpu_tests" 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[(  PASSED|  FAILED|  SKIPPED) |^\[cuda\]|ONNX node|FAILED|tests ran" ;;
 check)
-  { echo "## lockstep check --fresh 8 (embedded default)"; timeout 240 "$PKG/lockstep" check --fresh 8
+  { echo "## lockstep check --fresh 8 (embedded default)"; timeout 240 "$BIN/lockstep" check --fresh 8
     echo "## lockstep check vits_seed_dec_T256 --fresh 8"
-    timeout 240 "$PKG/lockstep" check $M/vits_seed_dec_T256.onnx --inputs $M/vits_seed_dec_T256.z_p.npy $M/vits_seed_dec_T256.y_mask.npy --fresh 8
+    timeout 240 "$BIN/lockstep" check $M/vits_seed_dec_T256.onnx --inputs $M/vits_seed_dec_T256.z_p.npy $M/vits_seed_dec_T256.y_mask.npy --fresh 8
     echo "## lockstep compare vits_seed_174 (default sides), then --ref cpu --test cuda"
-    timeout 120 "$PKG/lockstep" compare $M/vits_seed_174.onnx --inputs $M/vits_seed_174.z_p.npy $M/vits_seed_174.y_mask.npy
-    timeout 120 "$PKG/lockstep" compare $M/vits_seed_174.onnx --ref cpu --test cuda --inputs $M/vits_seed_174.z_p.npy $M/vits_seed_174.y_mask.npy
+    timeout 120 "$BIN/lockstep" compare $M/vits_seed_174.onnx --inputs $M/vits_seed_174.z_p.npy $M/vits_seed_174.y_mask.npy
+    timeout 120 "$BIN/lockstep" compare $M/vits_seed_174.onnx --ref cpu --test cuda --inputs $M/vits_seed_174.z_p.npy $M/vits_seed_174.y_mask.npy
   } 2>&1 | tee "$OUT/check.log" ;;
 fast)
   { for prec in tf32 fp16 bf16; do
       echo "## lockstep check vits_seed_dec_T256 --fresh 2 --precision $prec"
-      timeout 120 "$PKG/lockstep" check $M/vits_seed_dec_T256.onnx --inputs $M/vits_seed_dec_T256.z_p.npy $M/vits_seed_dec_T256.y_mask.npy --fresh 2 --precision $prec
+      timeout 120 "$BIN/lockstep" check $M/vits_seed_dec_T256.onnx --inputs $M/vits_seed_dec_T256.z_p.npy $M/vits_seed_dec_T256.y_mask.npy --fresh 2 --precision $prec
       echo "## lockstep compare vits_seed_174 --precision $prec"
-      timeout 60 "$PKG/lockstep" compare $M/vits_seed_174.onnx --inputs $M/vits_seed_174.z_p.npy $M/vits_seed_174.y_mask.npy --precision $prec
+      timeout 60 "$BIN/lockstep" compare $M/vits_seed_174.onnx --inputs $M/vits_seed_174.z_p.npy $M/vits_seed_174.y_mask.npy --precision $prec
     done; } 2>&1 | tee "$OUT/fast.log" | grep -E "^##|PASS|FAIL|precision|AGREE|DIVERGE|SHA-256|rror" ;;
 tools)
-  { echo "## lockstep bisect --ref reference --test cuda (embedded default)"; timeout 120 "$PKG/lockstep" bisect --ref reference --test cuda --format markdown | tail -8
+  { echo "## lockstep bisect --ref reference --test cuda (embedded default)"; timeout 120 "$BIN/lockstep" bisect --ref reference --test cuda --format markdown | tail -8
     echo "## lockstep determinism vits_seed_dec_T256 --backend cuda --runs 8"
-    timeout 240 "$PKG/lockstep" determinism $M/vits_seed_dec_T256.onnx --backend cuda --runs 8 --inputs $M/vits_seed_dec_T256.z_p.npy $M/vits_seed_dec_T256.y_mask.npy | tail -14
+    timeout 240 "$BIN/lockstep" determinism $M/vits_seed_dec_T256.onnx --backend cuda --runs 8 --inputs $M/vits_seed_dec_T256.z_p.npy $M/vits_seed_dec_T256.y_mask.npy | tail -14
   } 2>&1 | tee "$OUT/tools.log" ;;
 cpu)
   # lockstep CPU vs ONNX Runtime CPU on this machine's cores, side by side (bench/run_cpu.py).
   for t in ${CPU_THREADS:-16 2}; do
-    timeout 300 python3 bench/run_cpu.py --threads $t --rounds 3 --build "$PKG" --models $M --ort-run /tmp/gpurun/tools/ort_run.py
+    timeout 300 python3 bench/run_cpu.py --threads $t --rounds 3 --build "$BIN" --models $M --ort-run /tmp/gpurun/tools/ort_run.py
   done 2>&1 | tee "$OUT/cpu.log" ;;
 scaling)
   # Issue 6 scaling: lockstep cuda vs eager fp32 over frames 128..8192 (batch 1) and batch 1,4,16 (1024
   # frames), presets seed,low,ljs; scaling.jsonl/.md in $OUT. Stops starting configs after SCALING_BUDGET_S;
   # SCALING_ARGS adds flags (a dry run on a machine without a GPU: "--device cpu --backend cpu --frames 128").
-  timeout ${SCALING_TIMEOUT:-270} python3 bench/gpu/scaling_gpu.py --bin "$PKG" --tools /tmp/gpurun/tools \
+  timeout ${SCALING_TIMEOUT:-270} python3 bench/gpu/scaling_gpu.py --bin "$BIN" --tools /tmp/gpurun/tools \
     --work /tmp/gpurun/scaling --out "$OUT" --budget-s ${SCALING_BUDGET_S:-200} ${SCALING_ARGS:-} 2>&1 \
     | grep --line-buffered -v -i "deprecat\|torch.onnx.export\|warn" | tee "$OUT/scaling.log" ;;
 profile)
   # Per-kernel GPU time in graph replay for each preset and VARIANTS (bench/gpu/profile_gpu.py).
-  timeout ${PROFILE_TIMEOUT:-300} python3 bench/gpu/profile_gpu.py --bin "$PKG" --tools /tmp/gpurun/tools \
+  timeout ${PROFILE_TIMEOUT:-300} python3 bench/gpu/profile_gpu.py --bin "$BIN" --tools /tmp/gpurun/tools \
     --work /tmp/gpurun/profile --out "$OUT/profile.log" 2>&1 | grep --line-buffered "^===" | tee "$OUT/profile_summary.log" ;;
 probe)
-  [ -x "$PKG/conv3xtf32_probe" ] && timeout 120 "$PKG/conv3xtf32_probe" 2>&1 | tee "$OUT/probe.log" ;;
+  [ -x "$BIN/conv3xtf32_probe" ] && timeout 120 "$BIN/conv3xtf32_probe" 2>&1 | tee "$OUT/probe.log" ;;
 bench)
   echo "## compile time and run time of the 174-node default (vits_seed_174) on cuda" | tee "$OUT/bench.log"
-  timeout 60 "$PKG/lockstep_bench" $M/vits_seed_174.onnx --backend cuda --inputs $M/vits_seed_174.z_p.npy $M/vits_seed_174.y_mask.npy \
+  timeout 60 "$BIN/lockstep_bench" $M/vits_seed_174.onnx --backend cuda --inputs $M/vits_seed_174.z_p.npy $M/vits_seed_174.y_mask.npy \
     --ref $M/vits_seed_174.ref64.npy --runs 50 2>&1 | tee -a "$OUT/bench.log"
-  timeout 400 python3 bench/gpu/bench_gpu.py --bin "$PKG" --tools /tmp/gpurun/tools --work /tmp/gpurun/bench \
+  timeout 400 python3 bench/gpu/bench_gpu.py --bin "$BIN" --tools /tmp/gpurun/tools --work /tmp/gpurun/bench \
     --profile-log "$OUT/profile.log" 2>&1 | grep --line-buffered -v -i "deprecat\|torch.onnx.export" | tee -a "$OUT/bench.log" ;;
 esac; done

@@ -210,6 +210,45 @@ TEST(CudaConvTc, InfiniteAndNanActivationsMatchFloat64Reference) {
               describe(c).c_str(), static_cast<long long>(infs), static_cast<long long>(nans), d.rel_l2);
 }
 
+// Activations past fp16's range (the small products' fp16 halves overflow): the block runs again
+// with TF32 small products and matches float64 at the usual bar — one unsplit and one split conv,
+// each with a few inputs scaled to 1e5..1e7 (finite in float32), twice with the same bits.
+TEST(CudaConvTc, ActivationsPastFp16RangeMatchFloat64Reference) {
+  LOCKSTEP_REQUIRE_GPU();
+  const Case cases[] = {{1, 64, 64, 1024, 7, 1, 3, 3, true, nullptr}, {1, 192, 384, 1024, 5, 1, 2, 2, true, nullptr}};
+  for (const Case& c : cases) {
+    std::vector<In> in;
+    ir::Graph g = conv_graph(c, 97, in);
+    auto exe = cuda::backend().compile(g, Options{});
+    std::vector<Tensor> inputs = runtime_inputs(in);
+    Tensor x = inputs[0].clone();
+    float* xp = x.data<float>();
+    for (int i = 0; i < 12; ++i) xp[(i * 5 % c.cin) * c.t + 37 + 83 * i] *= i % 2 ? -1e7f : 1e5f;
+    inputs[0] = x;
+    const Tensor got = exe->run(inputs)[0];
+    const cpu_test::Diff d = cpu_test::diff(got, reference::evaluate(g, inputs)[0]);
+    EXPECT_TRUE(d.finite) << describe(c);
+    EXPECT_LE(d.rel_l2, kTcRelL2) << describe(c);
+    EXPECT_TRUE(same_bits(got, exe->run(inputs)[0])) << describe(c) << ": a second run changed the bits";
+    std::printf("[conv_tc] %s with inputs up to 1e7: rel L2 %.3g vs float64\n", describe(c).c_str(), d.rel_l2);
+  }
+}
+
+// Weights of 2^15 and more would overflow the fp16 halves of the small products: cuDNN takes them.
+TEST(CudaConvTc, WeightsPastFp16RangeStayOnCudnn) {
+  std::vector<In> in;
+  ir::Graph g = conv_graph({1, 64, 64, 1024, 3, 1, 1, 1, true, nullptr}, 95, in);
+  Tensor w = g.value(g.nodes[0].inputs[1]).constant.clone();
+  w.data<float>()[5] = -32768.0f;
+  g.value(g.nodes[0].inputs[1]).constant = w;
+  std::string why;
+  EXPECT_FALSE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32, &why));
+  EXPECT_EQ(why, "a weight of magnitude 2^15 or more");
+  w.data<float>()[5] = 32767.0f;
+  g.value(g.nodes[0].inputs[1]).constant = w;
+  EXPECT_TRUE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32, &why)) << why;
+}
+
 TEST(CudaConvTc, NonFiniteWeightsStayOnCudnn) {
   std::vector<In> in;
   ir::Graph g = conv_graph({1, 64, 64, 1024, 3, 1, 1, 1, true, nullptr}, 93, in);

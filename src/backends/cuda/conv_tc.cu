@@ -218,8 +218,11 @@ bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precis
   // NaN where float64 gives +-inf: non-finite weights stay on cuDNN.
   const Tensor wf = wv.constant.dtype() == DType::Float32 ? wv.constant : wv.constant.to(DType::Float32);
   const float* w = wf.data<float>();
-  for (int64_t i = 0; i < wf.numel(); ++i)
+  for (int64_t i = 0; i < wf.numel(); ++i) {
     if (!std::isfinite(w[i])) return fail(why_not, "non-finite weights");
+    // The small products run on fp16 (conv_tc_kernel.h): weights stay inside its range.
+    if (std::fabs(w[i]) >= 32768.0f) return fail(why_not, "a weight of magnitude 2^15 or more");
+  }
   return true;
 }
 
@@ -239,6 +242,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   base.shuffle = static_cast<int>(v.shuffle);
   base.shuffle_pad = static_cast<int>(v.shuffle_pad);
   base.y_len = static_cast<int>(v.y_len);
+  base.small_f16 = env_is("LOCKSTEP_CUDA_CONV_TC_F16", "0") ? 0 : 1;
   const bool tf32 = ctx.precision == Precision::kTf32;
   int optin = 0, sms = 0, device = 0;
   check_cuda(cudaGetDevice(&device), "current device", node.name);

@@ -2,26 +2,36 @@
 // conv_tc.cu and by bench/gpu/conv3xtf32_probe.cu, so the probe measures exactly these kernels.
 //
 // y[n, co, t] = bias[co] + sum_{ci, k} w[co, ci, k] * x[n, ci, t + k*dil - pad]   (NCW, stride 1)
-// Each float v = hi + lo with hi = tf32(v), lo = tf32(v - hi) (round to nearest even); a*b ~ ah*bh + ah*bl + al*bh
-// on mma.sync m16n8k8. The tensor core truncates its float accumulation, a bias that grows with
-// the reduction length (2e-5 at K = 3584 when one accumulator runs the whole reduction), so:
-// ah*bh restarts from zero every 8-channel chunk and joins the sum with IEEE adds, and the two
-// small products (2^-11 of the result) keep their own tensor-core accumulator. Measured on an
+// Each float v = hi + lo with hi = tf32(v), lo = tf32(v - hi) (round to nearest even); a*b ~ ah*bh + ah*bl + al*bh:
+// ah*bh on mma.sync m16n8k8 (TF32), the two small products together as one fp16 m16n8k16 over
+// [ah | al*2^11] x [bl*2^11 | bh] — TF32's 11 bits fit fp16 exactly, the scaling keeps lo above
+// fp16's subnormals, and fp16 runs at twice TF32's rate (ljs's convs 9-17% faster, same rel L2).
+// Activations past fp16's range send the block through a second pass with TF32 small products.
+// The tensor core truncates its float accumulation, a bias that grows with the reduction length
+// (2e-5 at K = 3584 when one accumulator runs the whole reduction), so: ah*bh restarts from zero
+// every 8-channel chunk and joins the sum with IEEE adds, and the small products (2^-11 of the
+// result) keep their own tensor-core accumulator. Measured on an
 // H200: rel L2 1.4e-7..2.7e-7 against float64, below cuDNN FMA's 3.5e-7..1.1e-6 on the same shapes.
 // Fixed reduction order, no atomics: the same inputs give the same bits (whatever the tile).
 // Infinite activations give the float64 reference's +-inf, not NaN (see the final merge).
 #pragma once
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace lockstep::cuda::tc {
 
 inline constexpr int kChunk = 8;  // input channels per pipeline stage (one mma k-depth)
 inline constexpr int kMaxPost = 2;
+// The fp16 halves carry lo * 2^11 (lo is within 2^-11 of its float): scaled, lo keeps its 11 bits
+// above fp16's subnormals for activations and weights down to ~2^-14 (below, the lost bits are
+// under 2^-36 of the products' scale).
+inline constexpr float kLoScale = 2048.0f;
 enum Post : int { kPostNone = 0, kPostAdd = 1, kPostLeaky = 2, kPostRelu = 3 };
 
 // Block tiles: WM x WN warps of 32 (co) x 32 (t) each.
@@ -57,6 +67,9 @@ struct Params {
   // ConvTranspose as one conv (polyphase): row r = co*shuffle + phase of the virtual conv, step u,
   // is output (co, u*shuffle + phase - shuffle_pad) of a y with y_len steps. shuffle 1: a Conv.
   int shuffle = 1, shuffle_pad = 0, y_len = 0;
+  // The small products (hi*lo + lo*hi) as one fp16 m16n8k16 per position; 0: two TF32 m16n8k8,
+  // as the first version (LOCKSTEP_CUDA_CONV_TC_F16=0). Same accuracy, different bits.
+  int small_f16 = 1;
 };
 
 // Where virtual output (row, u) lands: false outside y (ConvTranspose crops); sets the flat
@@ -182,6 +195,29 @@ __device__ __forceinline__ void split_tf32(float v, uint32_t& hi, uint32_t& lo) 
   lo = tf32_rn(v - __uint_as_float(hi));
 }
 
+// Two floats as one f16x2 register (nearest even), `first` in the low half (the lower k index).
+__device__ __forceinline__ uint32_t pack_f16x2(float first, float second) {
+  uint32_t r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(second), "f"(first));
+  return r;
+}
+__device__ __forceinline__ void mma_f16(float* c, const uint32_t* a, const uint32_t* b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+// The weights' TF32 lo fragment (rows g, g+8 x channels q, q+4) from the pairs of split_index's
+// layout: pairs 2 and 3 hold lo*2^11 of rows g and g+8, channels q (low half) and q+4 (high).
+__device__ __forceinline__ void lo_from_pairs(const uint32_t* pairs, uint32_t* lo) {
+  auto half_at = [](uint32_t pair, int high) {
+    return __float_as_uint(__half2float(__ushort_as_half(static_cast<unsigned short>(high ? pair >> 16 : pair & 0xffffu))) / kLoScale);
+  };
+  lo[0] = half_at(pairs[2], 0);
+  lo[1] = half_at(pairs[3], 0);
+  lo[2] = half_at(pairs[2], 1);
+  lo[3] = half_at(pairs[3], 1);
+}
+
 __device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0));
@@ -215,8 +251,12 @@ __device__ __forceinline__ float finish(const Params& p, float v, int co, const 
 // Activations stream through a STAGES-deep cp.async ring of 8-channel chunks (16-byte copies,
 // zero fill outside [0, t_in): t_in % 4 == 0 makes every granule all-in or all-out), with the
 // chunk's split weights beside them ([mb][hl][k][lane][4], as in global memory). grid (t, cout, n).
-template <int KS, int STAGES, int MINB, int UNROLL, int WM, int WN>
-__global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap ? Tile<WM, WN>::minb_cap : MINB * 256 / Tile<WM, WN>::threads) conv1d_3xtf32(Params p) {
+// F16: the small products as one fp16 m16n8k16 per position (the weights' [hi | lo*2^11] against
+// the activations' [lo*2^11 | hi], both halves exact to the TF32 split's 11 bits), small scaled
+// by 2^11; returns true, having stored nothing, when an fp16 half overflowed (the caller reruns
+// the block with F16 false: two TF32 products, as the first version). Returns false otherwise.
+template <bool F16, int KS, int STAGES, int UNROLL, int WM, int WN>
+__device__ __forceinline__ bool conv_block(const Params& p) {
   using T = Tile<WM, WN>;
   extern __shared__ __align__(16) float tc_smem[];
   constexpr int WSTAGE = 2 * KS * T::mbs * 128;  // weight floats per stage
@@ -276,29 +316,51 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
     float part[2][4][4] = {};
 #pragma unroll UNROLL
     for (int k = 0; k < KS; ++k) {
-      uint32_t ah[2][4], al[2][4], bh[4][2], bl[4][2];
+      uint32_t ah[2][4], ap[2][4], bh[4][2], bl[4][2];
 #pragma unroll
       for (int mi = 0; mi < 2; ++mi) {
         const int mbl = wm / 16 + mi;
         const uint4 h = *reinterpret_cast<const uint4*>(ws + (mbl * 2 * KS + k) * 128 + lane * 4);
         const uint4 l = *reinterpret_cast<const uint4*>(ws + (mbl * 2 * KS + KS + k) * 128 + lane * 4);
         ah[mi][0] = h.x; ah[mi][1] = h.y; ah[mi][2] = h.z; ah[mi][3] = h.w;
-        al[mi][0] = l.x; al[mi][1] = l.y; al[mi][2] = l.z; al[mi][3] = l.w;
+        ap[mi][0] = l.x; ap[mi][1] = l.y; ap[mi][2] = l.z; ap[mi][3] = l.w;
       }
 #pragma unroll
       for (int ni = 0; ni < 4; ++ni) {
         const int col = p.r + wn + ni * 8 + g + k * p.dil;
-        split_tf32(xs[q * p.xw + col], bh[ni][0], bl[ni][0]);
-        split_tf32(xs[(q + 4) * p.xw + col], bh[ni][1], bl[ni][1]);
-      }
-#pragma unroll
-      for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-        for (int ni = 0; ni < 4; ++ni) {
-          mma_tf32(small[mi][ni], al[mi], bh[ni]);
-          mma_tf32(small[mi][ni], ah[mi], bl[ni]);
-          mma_tf32(part[mi][ni], ah[mi], bh[ni]);
+        const float x0 = xs[q * p.xw + col], x1 = xs[(q + 4) * p.xw + col];
+        if constexpr (F16) {  // bl: the fp16 pair [lo*2^11 of rows q, q+4 | hi of rows q, q+4]
+          bh[ni][0] = tf32_rn(x0);
+          bh[ni][1] = tf32_rn(x1);
+          const float h0 = __uint_as_float(bh[ni][0]), h1 = __uint_as_float(bh[ni][1]);
+          bl[ni][0] = pack_f16x2((x0 - h0) * kLoScale, (x1 - h1) * kLoScale);
+          bl[ni][1] = pack_f16x2(h0, h1);
+        } else {
+          split_tf32(x0, bh[ni][0], bl[ni][0]);
+          split_tf32(x1, bh[ni][1], bl[ni][1]);
         }
+      }
+      if constexpr (F16) {
+#pragma unroll
+        for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 4; ++ni) {
+            mma_f16(small[mi][ni], ap[mi], bl[ni]);
+            mma_tf32(part[mi][ni], ah[mi], bh[ni]);
+          }
+      } else {
+#pragma unroll
+        for (int mi = 0; mi < 2; ++mi) {
+          uint32_t al[4];
+          lo_from_pairs(ap[mi], al);
+#pragma unroll
+          for (int ni = 0; ni < 4; ++ni) {
+            mma_tf32(small[mi][ni], al, bh[ni]);
+            mma_tf32(small[mi][ni], ah[mi], bl[ni]);
+            mma_tf32(part[mi][ni], ah[mi], bh[ni]);
+          }
+        }
+      }
     }
 #pragma unroll
     for (int mi = 0; mi < 2; ++mi)
@@ -308,6 +370,24 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
         for (int e = 0; e < 4; ++e) acc[mi][ni][e] += part[mi][ni][e];
   }
   cp_wait<0>();
+  if constexpr (F16) {
+#pragma unroll
+    for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) small[mi][ni][e] *= 1.0f / kLoScale;  // exact: a power of two
+    // An activation past fp16's range (|x| >= 65520) made an fp16 half infinite: small is then
+    // inf or NaN while acc is finite (an infinite acc is the result anyway, see the merge below).
+    bool overflow = false;
+#pragma unroll
+    for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) overflow |= !isfinite(small[mi][ni][e]) && isfinite(acc[mi][ni][e]);
+    if (__syncthreads_or(overflow)) return true;
+  }
   // Visits this thread's outputs inside the (virtual) conv output: f(mi, ni, e, row, step).
   auto each_output = [&](auto&& f) {
 #pragma unroll
@@ -328,7 +408,7 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
       pa[i] = acc[mi][ni][e];
       pa[plane + i] = small[mi][ni][e];
     });
-    return;
+    return false;
   }
 #pragma unroll
   for (int mi = 0; mi < 2; ++mi)
@@ -352,7 +432,7 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
       int co;
       if (out_at(p, row, t, i, co)) y[i] = finish(p, acc[mi][ni][e], co, z ? z + i : nullptr);
     });
-    return;
+    return false;
   }
   // A plain conv, step by step: the bias over all of this thread's outputs, then each fused step,
   // then the stores, with the step's test once per step instead of per output (same float ops,
@@ -414,6 +494,19 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
       if (t + 1 < p.t_out) yr[1] = v1;
     }
   });
+  return false;
+}
+
+// The TF32 rerun out of line: its registers do not weigh on the fp16 path's loop (inlined, the
+// two passes raised the spills and cost the common path 4-12%, H200 probe 2026-11-30).
+template <int KS, int STAGES, int UNROLL, int WM, int WN>
+__device__ __noinline__ void conv_block_tf32(const Params& p) {
+  conv_block<false, KS, STAGES, UNROLL, WM, WN>(p);
+}
+
+template <int KS, int STAGES, int MINB, int UNROLL, int WM, int WN>
+__global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap ? Tile<WM, WN>::minb_cap : MINB * 256 / Tile<WM, WN>::threads) conv1d_3xtf32(const __grid_constant__ Params p) {
+  if (!p.small_f16 || conv_block<true, KS, STAGES, UNROLL, WM, WN>(p)) conv_block_tf32<KS, STAGES, UNROLL, WM, WN>(p);
 }
 
 // Merges the split sums in split order (acc and small apart, as the unsplit kernel keeps them),
@@ -517,14 +610,30 @@ inline void split_tf32_host(float v, float& h, float& l) {
   __builtin_memcpy(&l, &lb, 4);
 }
 // Host split of float32 weights w[cout, cin, ks] into `out` (split_weight_floats entries, zeros
-// for the padding rows).
+// for the padding rows). Per (mb16, chunk, tap, lane): the TF32 hi fragment as 4 floats (rows g,
+// g+8 x channels q, q+4: the order of split_index's e), then 4 fp16 pairs for the small products'
+// m16n8k16 fragment — hi of rows g and g+8, then lo*2^11 of rows g and g+8, channel q in each
+// pair's low half and q+4 in its high half. conv_tc_eligible keeps |w| < 2^15 (fp16's range).
 inline void split_weights_host(const float* w, int cout, int cin, int ks, float* out) {
   const size_t half = static_cast<size_t>(ks) * 128;
+  auto put = [&](size_t slot, bool high, float v) {
+    const __half_raw h = __float2half_rn(v);
+    uint32_t bits;
+    __builtin_memcpy(&bits, out + slot, 4);
+    bits = high ? (bits & 0x0000ffffu) | (static_cast<uint32_t>(h.x) << 16) : (bits & 0xffff0000u) | h.x;
+    __builtin_memcpy(out + slot, &bits, 4);
+  };
   for (int co = 0; co < cout; ++co)
     for (int ci = 0; ci < cin; ++ci)
       for (int k = 0; k < ks; ++k) {
-        const size_t i = split_index(co, ci, k, cin, ks);
-        split_tf32_host(w[(static_cast<size_t>(co) * cin + ci) * ks + k], out[i], out[i + half]);
+        const size_t i = split_index(co, ci, k, cin, ks), lane0 = i - i % 4;
+        const float v = w[(static_cast<size_t>(co) * cin + ci) * ks + k];
+        float h, l;
+        split_tf32_host(v, h, l);
+        out[i] = h;
+        const bool lower_row = co % 16 >= 8, high = ci % kChunk >= 4;
+        put(lane0 + half + (lower_row ? 1 : 0), high, h);
+        put(lane0 + half + (lower_row ? 3 : 2), high, (v - h) * kLoScale);  // v - h and the scaling are exact
       }
 }
 
