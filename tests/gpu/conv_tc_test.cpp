@@ -479,6 +479,41 @@ TEST(CudaConvTcHost, Tf32RoundingIsNearestEven) {
   EXPECT_EQ(l, 0x1p-11f);
 }
 
+// The host weight split's layout, no GPU needed: per (co, ci, k) the TF32 hi at split_index, and in
+// its lane's pair slots the fp16 of hi (rows g / g+8: slots 0 / 1) and of lo*2^11 (slots 2 / 3),
+// channel q in the low half and q + 4 in the high half. fp16 and TF32 both keep 11 significant
+// bits, so (for normal fp16 values) the packed lo is exactly split_tf32_host's lo times 2^11.
+TEST(CudaConvTcHost, WeightSplitPacksHiAndScaledLoAsFp16Pairs) {
+  const int cout = 20, cin = 16, ks = 3;
+  std::vector<float> w(static_cast<size_t>(cout) * cin * ks);
+  uint32_t state = 777u;
+  for (float& v : w) {  // magnitudes 2^-6 .. 2^6, both signs, all 23 mantissa bits in play
+    state = state * 1664525u + 1013904223u;
+    v = std::ldexp(1.0f + static_cast<float>(state >> 9) * 0x1p-23f, static_cast<int>(state % 13) - 6) * ((state >> 8) & 1 ? -1.0f : 1.0f);
+  }
+  std::vector<float> out(cuda::tc::split_weight_floats(cin, cout, ks), 0.0f);
+  cuda::tc::split_weights_host(w.data(), cout, cin, ks, out.data());
+  auto fp16_at = [&](size_t slot, bool high) {
+    uint32_t bits;
+    std::memcpy(&bits, &out[slot], 4);
+    __half_raw raw;
+    raw.x = static_cast<unsigned short>(high ? bits >> 16 : bits & 0xffffu);
+    return __half2float(__half(raw));
+  };
+  const size_t half = static_cast<size_t>(ks) * 128;
+  for (int co = 0; co < 32; ++co)  // rows 20..31: the zero padding of the second 16-row block
+    for (int ci = 0; ci < cin; ++ci)
+      for (int k = 0; k < ks; ++k) {
+        const size_t i = cuda::tc::split_index(co, ci, k, cin, ks), lane0 = i - i % 4;
+        const bool lower_row = co % 16 >= 8, high = ci % 8 >= 4;
+        float h = 0.0f, l = 0.0f;
+        if (co < cout) cuda::tc::split_tf32_host(w[(static_cast<size_t>(co) * cin + ci) * ks + k], h, l);
+        ASSERT_EQ(out[i], h) << "hi of co " << co << " ci " << ci << " k " << k;
+        ASSERT_EQ(fp16_at(lane0 + half + (lower_row ? 1 : 0), high), h) << "fp16 hi of co " << co << " ci " << ci << " k " << k;
+        ASSERT_EQ(fp16_at(lane0 + half + (lower_row ? 3 : 2), high), l * 2048.0f) << "fp16 lo of co " << co << " ci " << ci << " k " << k;
+      }
+}
+
 }  // namespace
 }  // namespace lockstep::gpu_test
 

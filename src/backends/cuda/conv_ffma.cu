@@ -2,8 +2,9 @@
 // applies the bias and the node's leading epilogue steps in its store. Made for the flows' 1x1
 // convs (72-384 output channels over ~1024 steps): cuBLAS ran each as an SGEMM of 24-48 blocks on
 // the 132-SM H200 and a separate bias kernel followed (10.6 + 5.8 us per conv, graph replay).
-// Each output is one FMA chain over (input channel, tap) in ascending order, then the bias and the
-// steps with elementwise.cu's float ops: the same bits for every tile and every run.
+// Each output is four FMA chains over (input channel, tap) in ascending order, one per thread
+// group, added in group order, then the bias and the steps with elementwise.cu's float ops
+// (ew_ops.h): the order depends on the shape alone, so every tile and every run gives the same bits.
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
