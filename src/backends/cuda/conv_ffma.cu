@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "backends/cuda/cp_async.h"
 #include "backends/cuda/ew_ops.h"
 #include "backends/cuda/families.h"
 #include "ir/infer_rules.h"
@@ -52,15 +53,6 @@ struct FfmaParams {
   int nsteps = 0;
   FfmaStep steps[kMaxFused];
 };
-
-__device__ __forceinline__ void cp_async4(float* dst, const float* src, bool valid) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 4 : 0));
-}
-__device__ __forceinline__ void cp_async16(float* dst, const float* src, bool valid) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0));
-}
 
 // Input span a block's row covers, and the shared row length for it.
 __host__ __device__ inline int row_span(int bn, int ks, int dil) { return bn + (ks - 1) * dil; }
@@ -114,7 +106,7 @@ __global__ void __launch_bounds__(kGroups * kBm * BN / 16) conv_ffma_kernel(Ffma
         }
       }
     }
-    asm volatile("cp.async.commit_group;\n" ::);
+    cp_commit();
   };
   float acc[4][4] = {};
   // One input channel's products: the weights of channels 4ty..4ty+3 (one 16-byte read) times
@@ -125,7 +117,7 @@ __global__ void __launch_bounds__(kGroups * kBm * BN / 16) conv_ffma_kernel(Ffma
       const float4 w4 = *reinterpret_cast<const float4*>(ws + (c * ks + k) * kBm);
       const float* xr = xs + c * p.xw + k * p.dil;
       float v[4];
-      if (KS == 1) {
+      if constexpr (KS == 1) {
         const float4 x4 = *reinterpret_cast<const float4*>(xr);
         v[0] = x4.x, v[1] = x4.y, v[2] = x4.z, v[3] = x4.w;
       } else {
@@ -142,7 +134,7 @@ __global__ void __launch_bounds__(kGroups * kBm * BN / 16) conv_ffma_kernel(Ffma
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) load(s, s);
   for (int st = 0; st < stages; ++st) {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 2));  // this stage's group is complete
+    cp_wait<kStages - 2>();  // this stage's group is complete
     __syncthreads();  // ... for every thread, and the buffer refilled below is no longer read
     load(st + kStages - 1, (st + kStages - 1) % kStages);
     const int c_begin = group * kChunk, count = min(kChunk, p.cin - st * kStageCh - c_begin);
@@ -157,7 +149,7 @@ __global__ void __launch_bounds__(kGroups * kBm * BN / 16) conv_ffma_kernel(Ffma
   }
   // The groups' partial sums through shared memory, added in group order; then the bias and the
   // fused steps, four consecutive outputs per thread and iteration.
-  asm volatile("cp.async.wait_group 0;\n" ::);
+  cp_wait<0>();
   __syncthreads();
   float* part = smem;
 #pragma unroll
@@ -238,13 +230,6 @@ int64_t any_kernel_max_outputs() {
   return env ? std::atoll(env) : 0;
 }
 
-struct DeviceWeights {
-  void* ptr = nullptr;
-  ~DeviceWeights() {
-    if (ptr) cudaFree(ptr);
-  }
-};
-
 std::atomic<int> recorded{0};
 
 }  // namespace
@@ -304,11 +289,8 @@ void record_conv_ffma(Context& ctx, int node_index, NodeProgram& program) {
     for (int ci = 0; ci < base.cin; ++ci)
       for (int k = 0; k < base.ks; ++k)
         host[(static_cast<size_t>(ci) * base.ks + k) * base.cout_pad + co] = w[(static_cast<size_t>(co) * base.cin + ci) * base.ks + k];
-  auto dw = std::make_shared<DeviceWeights>();
-  check_cuda(cudaMalloc(&dw->ptr, host.size() * sizeof(float)), "transposed conv weights", node.name);
-  check_cuda(cudaMemcpy(dw->ptr, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), "upload transposed conv weights",
-             node.name);
-  base.w = static_cast<const float*>(dw->ptr);
+  const std::shared_ptr<DeviceFloats> dw = upload_floats(host, "transposed conv weights", node.name);
+  base.w = dw->ptr;
   // The leading epilogue steps with float operands, applied in the store; the rest in a kernel
   // after (all of them with LOCKSTEP_CUDA_CONV_FFMA_FUSE=0: the tests' same-bits reference).
   std::vector<ir::ValueId> operands;

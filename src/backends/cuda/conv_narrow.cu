@@ -4,6 +4,7 @@
 // Strict float32 with a fixed summation order (input channel, then tap): same bits every run.
 #include <algorithm>
 
+#include "backends/cuda/cp_async.h"
 #include "backends/cuda/families.h"
 #include "ir/infer_rules.h"
 
@@ -26,11 +27,6 @@ struct NarrowParams {
   int cin, t_in, t_out, ks, dil, pad, rows;  // rows: input channels per pass (rows * span <= kBufFloats)
 };
 
-__device__ __forceinline__ void cp_async4(float* dst, const float* src, bool valid) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 4 : 0));
-}
-
 // Input rows stream through two shared buffers with cp.async (zero fill outside [0, t_in)): the
 // next pass's rows are in flight while this pass computes. The first version loaded with plain
 // loads and ran at 0.7 TB/s (46 us for conv_post's 33 MB, H200 2026-11-30).
@@ -52,13 +48,13 @@ __global__ void __launch_bounds__(kThreads) conv_narrow_kernel(NarrowParams p) {
         }
       }
     }
-    asm volatile("cp.async.commit_group;\n" ::);
+    cp_commit();
   };
   float acc[CO][kPerThread] = {};
   stage(0);
   for (int pass = 0; pass < passes; ++pass) {
     stage(pass + 1);
-    asm volatile("cp.async.wait_group 1;\n" ::);
+    cp_wait<1>();
     __syncthreads();
     const float* buf = xs + (pass % 2) * p.rows * span;
     const int c0 = pass * p.rows, rows = min(p.rows, p.cin - c0);

@@ -39,13 +39,6 @@ bool convt_long_enough(const ir::Graph& g, const ir::Node& node) {
 
 std::atomic<int> recorded{0};
 
-struct SplitWeights {
-  void* ptr = nullptr;
-  ~SplitWeights() {
-    if (ptr) cudaFree(ptr);
-  }
-};
-
 // How many leading epilogue steps the kernel's store applies (Add of a same-shape float operand,
 // LeakyRelu, Relu; at most one Add), filling p.post / p.alpha; the operand of the Add in *z.
 size_t fuse_post(const ir::Graph& g, const ir::Node& node, tc::Params& p, ir::ValueId* z) {
@@ -277,10 +270,8 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   std::vector<float> host(hopper ? wg::weight_floats(cin, cout, ks) : tc::split_weight_floats(cin, cout, ks), 0.0f);
   if (hopper) wg::split_weights_host(w.data(), cout, cin, ks, host.data());
   else tc::split_weights_host(w.data(), cout, cin, ks, host.data());
-  auto split = std::make_shared<SplitWeights>();
-  check_cuda(cudaMalloc(&split->ptr, host.size() * sizeof(float)), "split conv weights", node.name);
-  check_cuda(cudaMemcpy(split->ptr, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), "upload split conv weights", node.name);
-  base.wp = static_cast<const float*>(split->ptr);
+  const std::shared_ptr<DeviceFloats> split = upload_floats(host, "split conv weights", node.name);
+  base.wp = split->ptr;
   const ir::ValueId x = node.inputs[0], y = node.outputs[0];
   const ir::ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : ir::kNoValue;
   ir::ValueId z = ir::kNoValue;

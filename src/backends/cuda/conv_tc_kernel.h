@@ -19,10 +19,11 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "cp_async.h"  // same directory: the probe includes this header by path
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 
 namespace lockstep::cuda::tc {
 
@@ -220,13 +221,7 @@ __device__ __forceinline__ void lo_from_pairs(const uint32_t* pairs, uint32_t* l
   lo[3] = half_at(pairs[3], 1);
 }
 
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
 
 // The activation as the conv sees it: elementwise.cu's LeakyRelu (same float ops, same bits).
 // pre_alpha = 1 (no prologue) gives v itself, bit for bit (v * 1 == v, NaN stays NaN): no flag

@@ -74,13 +74,13 @@ __global__ void __launch_bounds__(kThreads, 1) conv1d_3xtf32_wgmma(tc::Params p)
       for (int i = threadIdx.x; i < tc::kChunk * p.ng; i += kThreads) {
         const int row = i / p.ng, gi = i % p.ng, t = a0 + gi * 4;
         const bool ok = t >= 0 && t < p.t_in;
-        tc::cp_async16(xs + row * p.xw + gi * 4, x + static_cast<size_t>(chunk * tc::kChunk + row) * p.t_in + (ok ? t : 0), ok);
+        cp_async16(xs + row * p.xw + gi * 4, x + static_cast<size_t>(chunk * tc::kChunk + row) * p.t_in + (ok ? t : 0), ok);
       }
       float* ws = xs + xstage;
       const float* src = wsrc + static_cast<size_t>(chunk) * kWStage;
-      for (int i = threadIdx.x; i < kWStage / 4; i += kThreads) tc::cp_async16(ws + i * 4, src + i * 4, true);
+      for (int i = threadIdx.x; i < kWStage / 4; i += kThreads) cp_async16(ws + i * 4, src + i * 4, true);
     }
-    tc::cp_commit();
+    cp_commit();
   };
   // Split and transpose chunk `c` (raw, stage c%2) into split buffer c%2:
   // split[buf][hl][half][row][j] = hi/lo of x[4*half + j][row].
@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(kThreads, 1) conv1d_3xtf32_wgmma(tc::Params p)
   // Pipeline: chunk c's wgmmas run while chunk c+1 is split (and c+2 is in flight from global).
   load(0, 0);
   load(1, 1);
-  tc::cp_wait<1>();
+  cp_wait<1>();
   __syncthreads();
   split_chunk(0);
   __syncthreads();
@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(kThreads, 1) conv1d_3xtf32_wgmma(tc::Params p)
     }
     wgmma_commit();
     if (c + 1 < chunks) {
-      tc::cp_wait<0>();
+      cp_wait<0>();
       __syncthreads();  // chunk c+1's raw data landed for every thread
       split_chunk(c + 1);  // into the other buffer: chunk c-1's wgmmas, its last readers, completed
     }

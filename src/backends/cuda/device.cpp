@@ -85,4 +85,15 @@ std::vector<int64_t> contiguous_strides(const Shape& shape) {
   return strides;
 }
 
+DeviceFloats::~DeviceFloats() {
+  if (ptr) cudaFree(ptr);
+}
+
+std::shared_ptr<DeviceFloats> upload_floats(const std::vector<float>& host, const std::string& what, const std::string& node) {
+  auto d = std::make_shared<DeviceFloats>();
+  check_cuda(cudaMalloc(reinterpret_cast<void**>(&d->ptr), host.size() * sizeof(float)), what, node);
+  check_cuda(cudaMemcpy(d->ptr, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), "upload " + what, node);
+  return d;
+}
+
 }  // namespace lockstep::cuda

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -124,5 +125,16 @@ inline unsigned grid_for(int64_t n) {
 
 // Contiguous row-major strides (in elements).
 std::vector<int64_t> contiguous_strides(const Shape& shape);
+
+// A device copy of floats prepared on the host at compile time (a kernel's weight layout); freed
+// with the last launch that holds it.
+struct DeviceFloats {
+  float* ptr = nullptr;
+  DeviceFloats() = default;
+  DeviceFloats(const DeviceFloats&) = delete;
+  DeviceFloats& operator=(const DeviceFloats&) = delete;
+  ~DeviceFloats();
+};
+std::shared_ptr<DeviceFloats> upload_floats(const std::vector<float>& host, const std::string& what, const std::string& node);
 
 }  // namespace lockstep::cuda
