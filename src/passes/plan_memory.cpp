@@ -109,8 +109,16 @@ int64_t planned_value_bytes(const ir::Value& value) {
   return count * element;
 }
 
-void plan_memory(ir::Graph& graph, int64_t max_memory_bytes) {
+void plan_memory(ir::Graph& graph, int64_t max_memory_bytes) { plan_memory(graph, max_memory_bytes, {}); }
+
+void plan_memory(ir::Graph& graph, int64_t max_memory_bytes, const std::vector<LiveExtension>& extensions) {
   std::vector<Interval> intervals = live_intervals(graph);
+  for (const LiveExtension& e : extensions)
+    for (Interval& iv : intervals) {
+      if (iv.id != e.value) continue;
+      if (e.first >= 0) iv.first = std::min(iv.first, e.first);
+      if (e.last >= 0) iv.last = std::max(iv.last, e.last);
+    }
   ir::MemoryPlan plan;
   plan.offsets.assign(graph.values.size(), -1);
   plan.sizes.assign(graph.values.size(), 0);

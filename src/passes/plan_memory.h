@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -17,5 +18,14 @@ int64_t planned_value_bytes(const ir::Value& value);
 // lower_bound_bytes, the largest total live at one step. Shapes must be known.
 // Throws Error(LimitExceeded) when max_memory_bytes > 0 and the arena is larger.
 void plan_memory(ir::Graph& graph, int64_t max_memory_bytes = 0);
+
+// A value's live range stretched past what the graph says: from node step `first` and/or up to
+// step `last` (-1: unchanged). A backend that runs some nodes' work early (the CUDA executor's
+// absorbed consumers) re-plans with them, so the early writes never land on bytes still in use.
+struct LiveExtension {
+  ir::ValueId value = ir::kNoValue;
+  int first = -1, last = -1;
+};
+void plan_memory(ir::Graph& graph, int64_t max_memory_bytes, const std::vector<LiveExtension>& extensions);
 
 }  // namespace lockstep::passes

@@ -35,6 +35,25 @@ TEST(PlanMemory, ChainReusesDeadBuffersButNeverANodesOwnInputs) {
   ir::verify(b.graph());
 }
 
+// A backend that writes s at t's step (an absorbed consumer) and reads x until s's step re-plans
+// with those ranges: then s shares bytes with neither x nor t.
+TEST(PlanMemory, LiveExtensionsKeepEarlyWritesApart) {
+  testing::GraphBuilder b;
+  auto x = b.input("x", {16, 16});
+  auto t = b.node(Op::Tanh, "t", {x}, {16, 16});
+  auto s = b.node(Op::Sigmoid, "s", {t}, {16, 16});
+  auto r = b.node(Op::Relu, "r", {s}, {16, 16});
+  b.output(r);
+  passes::plan_memory(b.graph(), 0, {{x, -1, 1}, {s, 0, -1}});
+  const auto& plan = *b.graph().plan;
+  EXPECT_FALSE(overlaps(plan, s, x));
+  EXPECT_FALSE(overlaps(plan, s, t));
+  EXPECT_EQ(plan.lower_bound_bytes, 3072);  // x, t and s live together at step 0
+  passes::check_memory_plan(b.graph());
+  passes::plan_memory(b.graph());  // without them, s takes x's dead bytes
+  EXPECT_TRUE(overlaps(*b.graph().plan, x, s));
+}
+
 TEST(PlanMemory, EpilogueOperandsAndGraphOutputsStayLive) {
   testing::GraphBuilder b;
   auto x = b.input("x", {16, 16});

@@ -9,7 +9,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <memory>
+#include <utility>
+#include <vector>
 
+#include "backends/channel_consumers.h"
 #include "backends/cuda/cp_async.h"
 #include "backends/cuda/ew_ops.h"
 #include "backends/cuda/families.h"
@@ -38,11 +41,22 @@ struct FfmaStep {
   int64_t sn = 0, sc = 0, st = 0;  // the operand's broadcast strides over (n, c, t)
 };
 
+// Output channels [c0, c1) of the conv go to y (channel c0 of batch item 0; yn floats between batch
+// items) after `steps`, whose operands are indexed by the channel within the segment. One segment
+// [0, cout) into the node's output is the plain conv; more, its channel Slices' readers absorbed.
+struct FfmaSegment {
+  int c0 = 0, c1 = 0;
+  float* y = nullptr;
+  int64_t yn = 0;
+  int nsteps = 0;
+  FfmaStep steps[kMaxFused];
+};
+constexpr int kMaxSegments = 4;
+
 struct FfmaParams {
   const float* x = nullptr;     // [n, cin, t_in]
   const float* w = nullptr;     // [cin][ks][cout_pad], transposed at compile, zero past cout
   const float* bias = nullptr;  // [cout] or nullptr
-  float* y = nullptr;           // [n, cout, t_out]
   int cin = 0, cout = 0, cout_pad = 0, t_in = 0, t_out = 0, ks = 1, dil = 1, pad = 0;
   // Shared input rows: xw floats each. vec: 16-byte copies from the multiple of 4 at or below
   // t0 - pad (t_in % 4 == 0 and an aligned x: every granule is all inside or all outside), the
@@ -50,8 +64,8 @@ struct FfmaParams {
   // copies; unit_inv = ceil(2^24 / units) divides by it (exact for the indices of one stage).
   int xw = 0, r = 0, vec = 0, units = 0;
   unsigned unit_inv = 0;
-  int nsteps = 0;
-  FfmaStep steps[kMaxFused];
+  int nseg = 1;
+  FfmaSegment seg[kMaxSegments];  // in channel order
 };
 
 // Input span a block's row covers, and the shared row length for it.
@@ -70,7 +84,7 @@ inline size_t smem_bytes(int bn, int ks, int dil) {
 // are broadcasts. KS > 0 fixes the tap count at compile time (1x1: no tap loop);
 // 0 reads p.ks. grid (t, co, n).
 template <int BN, int KS>
-__global__ void __launch_bounds__(kGroups * kBm * BN / 16) conv_ffma_kernel(FfmaParams p) {
+__global__ void __launch_bounds__(kGroups * kBm * BN / 16) conv_ffma_kernel(const __grid_constant__ FfmaParams p) {
   constexpr int TX = BN / 4, kGroupThreads = kBm * BN / 16, kThreads = kGroups * kGroupThreads;
   extern __shared__ __align__(16) float smem[];
   const int ks = KS > 0 ? KS : p.ks;
@@ -156,11 +170,16 @@ __global__ void __launch_bounds__(kGroups * kBm * BN / 16) conv_ffma_kernel(Ffma
   for (int i = 0; i < 4; ++i)
     *reinterpret_cast<float4*>(part + (group * kBm + ty * 4 + i) * BN + tx * 4) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
   __syncthreads();
-  float* y = p.y + static_cast<size_t>(n) * p.cout * p.t_out;
   const bool whole4 = p.t_out % 4 == 0;  // four outputs in bounds together, 16-byte aligned
   for (int idx = threadIdx.x * 4; idx < kBm * BN; idx += kThreads * 4) {
     const int co = co0 + idx / BN, t = t0 + idx % BN;
     if (co >= p.cout || t >= p.t_out) continue;
+    int si = 0;
+    for (int s = 1; s < p.nseg; ++s)
+      if (co >= p.seg[s].c0) si = s;
+    const FfmaSegment& sg = p.seg[si];
+    if (co < sg.c0 || co >= sg.c1) continue;  // a channel nothing reads
+    const int cr = co - sg.c0;
     float v[4];
     float4 sum = *reinterpret_cast<const float4*>(part + idx);
 #pragma unroll
@@ -173,13 +192,13 @@ __global__ void __launch_bounds__(kGroups * kBm * BN / 16) conv_ffma_kernel(Ffma
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       if (p.bias) v[j] = v[j] + b;
-      for (int s = 0; s < p.nsteps; ++s) {
-        const FfmaStep& fs = p.steps[s];
-        const float o = fs.operand ? fs.operand[n * fs.sn + co * fs.sc + (t + j) * fs.st] : 0.0f;
+      for (int s = 0; s < sg.nsteps; ++s) {
+        const FfmaStep& fs = sg.steps[s];
+        const float o = fs.operand ? fs.operand[n * fs.sn + cr * fs.sc + (t + j) * fs.st] : 0.0f;
         v[j] = fs.lhs ? apply(fs.code, o, v[j], fs.alpha) : apply(fs.code, v[j], o, fs.alpha);
       }
     }
-    float* dst = y + static_cast<size_t>(co) * p.t_out + t;
+    float* dst = sg.y + n * sg.yn + static_cast<int64_t>(cr) * p.t_out + t;
     if (whole4) {
       *reinterpret_cast<float4*>(dst) = make_float4(v[0], v[1], v[2], v[3]);
     } else {
@@ -231,6 +250,25 @@ int64_t any_kernel_max_outputs() {
 }
 
 std::atomic<int> recorded{0};
+
+// One output segment as recorded: channels [c0, c1) after `steps` into dst, which is the node's
+// own output from channel own_c0, or (own_c0 -1) an absorbed consumer's output.
+struct SegmentSpec {
+  int c0 = 0, c1 = 0;
+  ir::ValueId dst = ir::kNoValue;
+  int own_c0 = 0;
+  std::vector<ir::EpilogueStep> steps;
+};
+
+// How many leading steps the store can apply: element-wise codes with float operands, at most `max`.
+size_t fusable_steps(const ir::Graph& g, const std::vector<ir::EpilogueStep>& steps, size_t max) {
+  size_t n = 0;
+  for (; n < steps.size() && n < max; ++n) {
+    const ir::EpilogueStep& step = steps[n];
+    if (ew_code(step.op) < 0 || (step.operand != ir::kNoValue && device_dtype(g.value(step.operand).dtype) != DType::Float32)) break;
+  }
+  return n;
+}
 
 }  // namespace
 
@@ -293,49 +331,112 @@ void record_conv_ffma(Context& ctx, int node_index, NodeProgram& program) {
   base.w = dw->ptr;
   // The leading epilogue steps with float operands, applied in the store; the rest in a kernel
   // after (all of them with LOCKSTEP_CUDA_CONV_FFMA_FUSE=0: the tests' same-bits reference).
-  std::vector<ir::ValueId> operands;
-  size_t fused = 0;
   const size_t max_fused = env_is("LOCKSTEP_CUDA_CONV_FFMA_FUSE", "0") ? 0 : static_cast<size_t>(kMaxFused);
-  for (; fused < node.epilogue.size() && fused < max_fused; ++fused) {
-    const ir::EpilogueStep& step = node.epilogue[fused];
-    const int code = ew_code(step.op);
-    if (code < 0 || (step.operand != ir::kNoValue && device_dtype(g.value(step.operand).dtype) != DType::Float32)) break;
-    FfmaStep& s = base.steps[fused];
-    s.code = code;
-    s.lhs = step.operand_is_lhs ? 1 : 0;
-    s.alpha = step.alpha;
-    if (step.operand != ir::kNoValue) {
-      const std::vector<int64_t> st = broadcast_strides(g.value(step.operand).shape, out);
-      s.sn = st[0];
-      s.sc = st[1];
-      s.st = st[2];
-    }
-    operands.push_back(step.operand);
-  }
-  base.nsteps = static_cast<int>(fused);
+  const size_t fused = fusable_steps(g, node.epilogue, max_fused);
   const ir::ValueId x = node.inputs[0], y = node.outputs[0];
+  SegmentSpec whole{0, base.cout, y, 0, {node.epilogue.begin(), node.epilogue.begin() + static_cast<std::ptrdiff_t>(fused)}};
   const ir::ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : ir::kNoValue;
   const Context* c = &ctx;
   const std::string name = node.name;
   const std::string kernel = "conv1d_ffma_k" + std::to_string(base.ks) + "_tile32x" + std::to_string(bn) +
                              (fused ? "+epilogue" + std::to_string(fused) : "");
-  program.launches.push_back({kernel, [=](cudaStream_t s) {
-    FfmaParams p = base;
-    p.x = c->fptr(x);
-    p.y = c->fptr(y);
-    p.bias = bias == ir::kNoValue ? nullptr : c->fptr(bias);
-    for (size_t i = 0; i < operands.size(); ++i)
-      if (operands[i] != ir::kNoValue) p.steps[i].operand = c->fptr(operands[i]);
-    p.vec = p.t_in % 4 == 0 && reinterpret_cast<uintptr_t>(p.x) % 16 == 0;
-    p.r = p.vec ? r : 0;
-    const int span = row_span(bn, p.ks, p.dil);
-    p.units = p.vec ? (p.r + span + 3) / 4 : span;
-    p.unit_inv = ((1u << 24) + static_cast<unsigned>(p.units) - 1) / static_cast<unsigned>(p.units);
-    (void)dw;  // keeps the transposed weights alive with the program
-    check_cuda(bn == 64 ? launch_tile<64>(p, n, s) : launch_tile<32>(p, n, s), "FFMA conv launch", name);
-  }});
+  // The launch storing `segs` (their operands' strides over their own shapes).
+  auto launch_for = [=, &g](const std::vector<SegmentSpec>& segs) {
+    FfmaParams pb = base;
+    pb.nseg = static_cast<int>(segs.size());
+    std::vector<std::vector<ir::ValueId>> operands;
+    for (size_t i = 0; i < segs.size(); ++i) {
+      FfmaSegment& sg = pb.seg[i];
+      sg.c0 = segs[i].c0;
+      sg.c1 = segs[i].c1;
+      sg.nsteps = static_cast<int>(segs[i].steps.size());
+      const Shape shape = {out[0], sg.c1 - sg.c0, out[2]};
+      sg.yn = (segs[i].own_c0 >= 0 ? out[1] : shape[1]) * out[2];
+      operands.emplace_back();
+      for (size_t k = 0; k < segs[i].steps.size(); ++k) {
+        const ir::EpilogueStep& step = segs[i].steps[k];
+        FfmaStep& fs = sg.steps[k];
+        fs.code = ew_code(step.op);
+        fs.lhs = step.operand_is_lhs ? 1 : 0;
+        fs.alpha = step.alpha;
+        if (step.operand != ir::kNoValue) {
+          const std::vector<int64_t> st = broadcast_strides(g.value(step.operand).shape, shape);
+          fs.sn = st[0];
+          fs.sc = st[1];
+          fs.st = st[2];
+        }
+        operands.back().push_back(step.operand);
+      }
+    }
+    return [=](cudaStream_t s) {
+      FfmaParams p = pb;
+      p.x = c->fptr(x);
+      p.bias = bias == ir::kNoValue ? nullptr : c->fptr(bias);
+      for (size_t i = 0; i < segs.size(); ++i) {
+        // own_c0 >= 0: the node's output from that channel; else the absorbed consumer's output.
+        p.seg[i].y = segs[i].own_c0 >= 0 ? c->fptr(segs[i].dst) + static_cast<int64_t>(segs[i].own_c0) * p.t_out : c->fptr(segs[i].dst);
+        for (size_t k = 0; k < operands[i].size(); ++k)
+          if (operands[i][k] != ir::kNoValue) p.seg[i].steps[k].operand = c->fptr(operands[i][k]);
+      }
+      p.vec = p.t_in % 4 == 0 && reinterpret_cast<uintptr_t>(p.x) % 16 == 0;
+      p.r = p.vec ? r : 0;
+      const int span = row_span(bn, p.ks, p.dil);
+      p.units = p.vec ? (p.r + span + 3) / 4 : span;
+      p.unit_inv = ((1u << 24) + static_cast<unsigned>(p.units) - 1) / static_cast<unsigned>(p.units);
+      (void)dw;  // keeps the transposed weights alive with the program
+      check_cuda(bn == 64 ? launch_tile<64>(p, n, s) : launch_tile<32>(p, n, s), "FFMA conv launch", name);
+    };
+  };
+  program.launches.push_back({kernel, launch_for({whole})});
   recorded.fetch_add(1);
-  record_epilogue(ctx, node_index, program, ir::kNoValue, fused);
+  // The same conv storing its channel Slices' readers' values (graph replay; the executor keeps it
+  // where those bytes may be written this early, see Absorption).
+  if (!node.epilogue.empty() || max_fused == 0 || env_is("LOCKSTEP_CUDA_ABSORB", "0")) {
+    record_epilogue(ctx, node_index, program, ir::kNoValue, fused);
+    return;
+  }
+  const auto found = backends::absorbable_segments(g, node_index);
+  if (!found || found->size() > static_cast<size_t>(kMaxSegments)) return;
+  std::vector<SegmentSpec> segs;
+  Absorption a;
+  a.producer = node_index;
+  a.reads.push_back(x);
+  bool own = false;
+  for (const backends::ChannelSegment& cs : *found) {
+    SegmentSpec spec{static_cast<int>(cs.range.c0), static_cast<int>(cs.range.c0 + cs.range.len), y, static_cast<int>(cs.range.c0), {}};
+    const bool absorb = cs.consumer >= 0 && fusable_steps(g, cs.steps, kMaxFused) == cs.steps.size();
+    if (absorb) {
+      spec.dst = cs.out;
+      spec.own_c0 = -1;
+      spec.steps = cs.steps;
+      a.absorbed.push_back(cs.slice);
+      a.absorbed.push_back(cs.consumer);
+      a.writes.push_back(cs.out);
+      for (const ir::EpilogueStep& step : cs.steps) {
+        if (step.operand == ir::kNoValue) continue;
+        a.reads.push_back(step.operand);
+        // Read and written at the same element (one thread): in place is safe.
+        if (g.value(step.operand).shape == g.value(cs.out).shape) a.in_place.push_back({cs.out, step.operand});
+      }
+    }
+    own = own || !absorb;
+    segs.push_back(std::move(spec));
+  }
+  if (a.absorbed.empty()) return;
+  if (own) a.writes.push_back(y);
+  // A read paired in place with one segment's write must not be read by another segment.
+  std::erase_if(a.in_place, [&](const std::pair<ir::ValueId, ir::ValueId>& pr) {
+    return std::count(a.reads.begin(), a.reads.end(), pr.second) > 1;
+  });
+  a.plain = program.launches.size() - 1;
+  a.fused = a.plain + 1;
+  std::string absorbed_kernel = kernel + "+absorbed";
+  for (const SegmentSpec& spec : segs)
+    if (spec.own_c0 < 0) absorbed_kernel += std::to_string(spec.steps.size());
+  Launch fused_launch{absorbed_kernel, launch_for(segs)};
+  fused_launch.when = Launch::When::kGraphOnly;
+  program.launches.push_back(std::move(fused_launch));
+  ctx.absorptions.push_back(std::move(a));
 }
 
 int conv_ffma_recorded_count() { return recorded.load(); }

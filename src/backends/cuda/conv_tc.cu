@@ -9,8 +9,10 @@
 #include <optional>
 #include <vector>
 
+#include "backends/channel_consumers.h"
 #include "backends/cuda/conv_tc_kernel.h"
 #include "backends/cuda/conv_wgmma.h"
+#include "backends/cuda/ew_ops.h"
 #include "backends/cuda/families.h"
 #include "ir/infer_rules.h"
 
@@ -38,6 +40,45 @@ bool convt_long_enough(const ir::Graph& g, const ir::Node& node) {
 }
 
 std::atomic<int> recorded{0};
+
+// The WN gate absorbed into a split conv's merge (backends::gate_pattern): per gate output
+// (b, c, t), the merged conv outputs of channels a + c and b + c (bias added, as split_reduce
+// stores them) through the two unary nodes' ops, then their Mul, with elementwise.cu's float ops
+// in the graph's operand order: the bits of the merge, Slice views, unary and Mul kernels.
+struct GateParams {
+  float* y = nullptr;  // [n][len][t_out]
+  int a = 0, b = 0, len = 0, code_a = kIdentity, code_b = kIdentity, a_is_lhs = 0;
+  float alpha_a = 0.0f, alpha_b = 0.0f;
+};
+
+__global__ void split_reduce_gate(tc::Params p, GateParams gp, int n) {
+  const size_t gplane = static_cast<size_t>(gp.len) * p.t_out, total = static_cast<size_t>(n) * gplane;
+  for (size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; idx < total; idx += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const size_t b = idx / gplane, i = idx % gplane;
+    const int c = static_cast<int>(i / p.t_out), t = static_cast<int>(i % p.t_out);
+    const int ra = gp.a + c, rb = gp.b + c;
+    const float xa = tc::finish(p, tc::merged_sum(p, b, static_cast<size_t>(ra) * p.t_out + t), ra, nullptr);
+    const float xb = tc::finish(p, tc::merged_sum(p, b, static_cast<size_t>(rb) * p.t_out + t), rb, nullptr);
+    const float ua = apply(gp.code_a, xa, xa, gp.alpha_a), ub = apply(gp.code_b, xb, xb, gp.alpha_b);
+    gp.y[idx] = gp.a_is_lhs ? apply(kMul, ua, ub, 0.0f) : apply(kMul, ub, ua, 0.0f);
+  }
+}
+
+cudaError_t launch_gate_merge(const tc::Params& p, const GateParams& gp, int n, cudaStream_t s) {
+  const size_t total = static_cast<size_t>(n) * gp.len * p.t_out;
+  const unsigned blocks = static_cast<unsigned>(std::min<size_t>((total + 255) / 256, size_t{65535} * 4));
+  split_reduce_gate<<<blocks, 256, 0, s>>>(p, gp, n);
+  return cudaGetLastError();
+}
+
+// The gate this conv's split merge can compute (LOCKSTEP_CUDA_ABSORB=0: none): a plain conv with
+// no epilogue, split, on the mma.sync kernel.
+std::optional<backends::GatePattern> absorbable_gate(const ir::Graph& g, int node_index, const tc::Params& base, bool hopper) {
+  const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
+  if (env_is("LOCKSTEP_CUDA_ABSORB", "0") || base.splits < 2 || base.shuffle != 1 || hopper || !node.epilogue.empty())
+    return std::nullopt;
+  return backends::gate_pattern(g, node_index);
+}
 
 // How many leading epilogue steps the kernel's store applies (Add of a same-shape float operand,
 // LeakyRelu, Relu; at most one Add), filling p.post / p.alpha; the operand of the Add in *z.
@@ -285,8 +326,9 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
                              "conv1d_3xtf32_k" + std::to_string(ks) + "_tile" + std::to_string(tc::tile_bm(tile)) + "x" +
                              std::to_string(tc::tile_bn(tile)) +
                              (base.splits > 1 ? "_split" + std::to_string(base.splits) : "") + (fused ? "+epilogue" + std::to_string(fused) : "");
-  // The launch reading `input` with LeakyRelu(alpha) applied as it is read (alpha 1: none).
-  auto launch_from = [=](ir::ValueId input, float alpha) {
+  // The launch reading `input` with LeakyRelu(alpha) applied as it is read (alpha 1: none); with
+  // a gate output, the merge computes the WN gate into it instead of storing y.
+  auto launch_from = [=](ir::ValueId input, float alpha, GateParams gate = {}, ir::ValueId gate_out = ir::kNoValue) {
     return [=](cudaStream_t s) {
       tc::Params p = base;
       p.x = c->fptr(input);
@@ -295,11 +337,40 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
       p.bias = bias == ir::kNoValue ? nullptr : c->fptr(bias);
       p.z = z == ir::kNoValue ? nullptr : c->fptr(z);
       p.partial = partial_bytes ? static_cast<float*>(c->workspace()) : nullptr;
+      p.merge_elsewhere = gate_out != ir::kNoValue;
       (void)split;  // keeps the split weights alive with the program
       check_cuda(hopper ? wg::launch(p, ks, n, s) : tc::launch(p, ks, tile, n, s), "tensor-core conv launch", name);
+      if (gate_out == ir::kNoValue) return;
+      GateParams gp = gate;
+      gp.y = c->fptr(gate_out);
+      check_cuda(launch_gate_merge(p, gp, n, s), "gate merge launch", name);
     };
   };
   program.launches.push_back({kernel, launch_from(x, 1.0f)});
+  // The same conv with the WN gate in its merge (graph replay; the executor keeps it where the
+  // gate's bytes may be written this early, see Absorption).
+  if (const auto gate = absorbable_gate(g, node_index, base, hopper)) {
+    const ir::Node& ua = g.nodes[static_cast<size_t>(gate->unary_a)];
+    const ir::Node& ub = g.nodes[static_cast<size_t>(gate->unary_b)];
+    GateParams gp;
+    gp.a = static_cast<int>(gate->a.c0);
+    gp.b = static_cast<int>(gate->b.c0);
+    gp.len = static_cast<int>(gate->a.len);
+    gp.code_a = ew_code(ua.op);
+    gp.code_b = ew_code(ub.op);
+    gp.alpha_a = ua.attrs.get_float("alpha", 0.01f);
+    gp.alpha_b = ub.attrs.get_float("alpha", 0.01f);
+    gp.a_is_lhs = gate->a_is_lhs ? 1 : 0;
+    const size_t plain = program.launches.size() - 1;
+    Launch gated{kernel + "+gate_" + ir::op_name(ua.op) + "_" + ir::op_name(ub.op), launch_from(x, 1.0f, gp, gate->out)};
+    gated.when = Launch::When::kGraphOnly;
+    program.launches.push_back(std::move(gated));
+    ctx.absorptions.push_back({node_index, {gate->slice_a, gate->slice_b, gate->unary_a, gate->unary_b}, {gate->out}, {}, {},
+                               plain, plain + 1});
+    recorded.fetch_add(1);
+    record_epilogue(ctx, node_index, program, ir::kNoValue, fused);
+    return true;
+  }
   // The same launch reading the LeakyRelu producer's input (graph replay only; the executor
   // keeps it where that input survives until here, see PrologueFusion).
   // Opt-in (LOCKSTEP_CUDA_FUSE_PROLOGUE=1): the in-place pass per chunk and its barrier cost more than

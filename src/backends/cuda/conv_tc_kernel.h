@@ -71,6 +71,9 @@ struct Params {
   // The small products (hi*lo + lo*hi) as one fp16 m16n8k16 per position; 0: two TF32 m16n8k8,
   // as the first version (LOCKSTEP_CUDA_CONV_TC_F16=0). Same accuracy, different bits.
   int small_f16 = 1;
+  // Split reductions whose merge the caller launches itself (conv_tc.cu's WN gate): set, launch()
+  // runs the conv kernel alone and the partial sums wait in `partial`.
+  int merge_elsewhere = 0;
 };
 
 // Where virtual output (row, u) lands: false outside y (ConvTranspose crops); sets the flat
@@ -506,19 +509,25 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
   if (!p.small_f16 || conv_block<true, KS, STAGES, UNROLL, WM, WN>(p)) conv_block_tf32<KS, STAGES, UNROLL, WM, WN>(p);
 }
 
-// Merges the split sums in split order (acc and small apart, as the unsplit kernel keeps them),
-// then the same final merge, bias and epilogue steps. One thread per output element.
+// The split sums of virtual output i (row * t_out + u) of batch item b, merged in split order (acc
+// and small apart, as the unsplit kernel keeps them), then the same final merge.
+__device__ __forceinline__ float merged_sum(const Params& p, size_t b, size_t i) {
+  const size_t plane = static_cast<size_t>(p.cout) * p.t_out;
+  const float* pa = p.partial + b * p.splits * 2 * plane + i;
+  float acc = pa[0], small = pa[plane];
+  for (int s = 1; s < p.splits; ++s) {
+    acc = acc + pa[s * 2 * plane];
+    small = small + pa[s * 2 * plane + plane];
+  }
+  return isinf(acc) ? acc : acc + small;
+}
+
+// Merges the split sums, then the bias and epilogue steps. One thread per output element.
 static __global__ void split_reduce(Params p, int n) {  // static: the header is in several .cu files
   const size_t plane = static_cast<size_t>(p.cout) * p.t_out, total = static_cast<size_t>(n) * plane;
   for (size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; idx < total; idx += static_cast<size_t>(gridDim.x) * blockDim.x) {
     const size_t b = idx / plane, i = idx % plane;
-    const float* pa = p.partial + b * p.splits * 2 * plane + i;
-    float acc = pa[0], small = pa[plane];
-    for (int s = 1; s < p.splits; ++s) {
-      acc = acc + pa[s * 2 * plane];
-      small = small + pa[s * 2 * plane + plane];
-    }
-    const float v = isinf(acc) ? acc : acc + small;
+    const float v = merged_sum(p, b, i);
     size_t at;
     int co;
     if (!out_at(p, static_cast<int>(i / p.t_out), static_cast<int>(i % p.t_out), at, co)) continue;
@@ -532,7 +541,7 @@ cudaError_t launch_ks(const Params& p, int n, cudaStream_t s) {
   using T = Tile<WM, WN>;
   const dim3 grid((p.t_out + T::bn - 1) / T::bn, (p.cout + T::bm - 1) / T::bm, n * p.splits);
   conv1d_3xtf32<KS, STAGES, MINB, UNROLL, WM, WN><<<grid, T::threads, smem_bytes(p, KS, STAGES, T::bm), s>>>(p);
-  if (p.splits > 1) {
+  if (p.splits > 1 && !p.merge_elsewhere) {
     const size_t total = static_cast<size_t>(n) * p.cout * p.t_out;
     const unsigned blocks = static_cast<unsigned>(std::min<size_t>((total + 255) / 256, size_t{65535} * 4));
     split_reduce<<<blocks, 256, 0, s>>>(p, n);

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -51,6 +52,22 @@ struct PrologueFusion {
   int producer = -1, consumer = -1;  // node indices
   ir::ValueId source = ir::kNoValue;   // the producer's input
   size_t plain = 0, fused = 0;         // launch indices in the consumer's program
+  bool disabled = false;               // set by the executor when an Absorption took either node
+};
+
+// A producer whose graph-replay launch also computes readers of its output (consumers absorbed:
+// the WN gate in the split conv's merge, the residual and skip Adds in the 1x1 conv's store).
+// Recorded with both launches; the executor keeps the fused one only where writing `writes` at
+// the producer's time is safe (known once the arena is laid out): no other launch up to the last
+// absorbed node touches their bytes, and they overlap nothing the fused launch reads except an
+// element-wise in-place pair. The absorbed nodes then run in eager runs only.
+struct Absorption {
+  int producer = -1;
+  std::vector<int> absorbed;          // node indices, each after the producer
+  std::vector<ir::ValueId> writes;    // values the fused launch writes
+  std::vector<ir::ValueId> reads;     // values it reads while it writes (made before the producer)
+  std::vector<std::pair<ir::ValueId, ir::ValueId>> in_place;  // (write, read) pairs read and written element by element
+  size_t plain = 0, fused = 0;        // launch indices in the producer's program
 };
 
 struct NodeProgram {
@@ -93,6 +110,7 @@ class Context {
   Precision precision = Precision::kFp32;
 
   std::vector<PrologueFusion> prologues;  // recorded by the Conv and element-wise paths
+  std::vector<Absorption> absorptions;    // recorded by the tensor-core and FFMA conv paths
 
   // Set by the executor's layout.
   std::vector<void*> value_ptr_;

@@ -1,5 +1,6 @@
 #include "backends/cuda/executor.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 
@@ -68,9 +69,12 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     check_cudnn(cudnnSetStream(ctx_->cudnn, stream_), "set stream");
     const char* prof = std::getenv("LOCKSTEP_CUDA_PROFILE");
     profile_ = prof && *prof && *prof != '0';
+    host_times_ = env_is("LOCKSTEP_CUDA_HOST_TIMES", "1");
     record_programs();
+    plan_absorptions();
     lay_out();
     take_views();
+    absorb_consumers();
     fuse_prologues();
     upload_constants();
     check_cublas(cublasSetWorkspace(ctx_->cublas, ctx_->workspace_, ctx_->workspace_bytes()), "set workspace");
@@ -82,6 +86,7 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
 
 CudaExecutable::~CudaExecutable() {
   print_profile();
+  print_host_times();
   free_all();
 }
 
@@ -91,6 +96,9 @@ void CudaExecutable::free_all() noexcept {
   if (kernels_begin_) cudaEventDestroy(kernels_begin_);
   if (kernels_end_) cudaEventDestroy(kernels_end_);
   kernels_begin_ = kernels_end_ = nullptr;
+  if (graph_begin_) cudaEventDestroy(graph_begin_);
+  if (graph_end_) cudaEventDestroy(graph_end_);
+  graph_begin_ = graph_end_ = nullptr;
   if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
   if (cuda_graph_) cudaGraphDestroy(cuda_graph_);
   graph_exec_ = nullptr;
@@ -314,8 +322,13 @@ void CudaExecutable::run_graph() {
     // Captured once: input copies from pinned staging, every launch, output copies to staging.
     if (!kernels_begin_) check_cuda(cudaEventCreate(&kernels_begin_), "timing event");
     if (!kernels_end_) check_cuda(cudaEventCreate(&kernels_end_), "timing event");
+    if (host_times_) {
+      check_cuda(cudaEventCreate(&graph_begin_), "timing event");
+      check_cuda(cudaEventCreate(&graph_end_), "timing event");
+    }
     check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "begin graph capture");
     try {
+      if (host_times_) check_cuda(cudaEventRecordWithFlags(graph_begin_, stream_, cudaEventRecordExternal), "timing event");
       enqueue_inputs();
       check_cuda(cudaEventRecordWithFlags(kernels_begin_, stream_, cudaEventRecordExternal), "timing event");
       for (auto& program : programs_)
@@ -327,6 +340,7 @@ void CudaExecutable::run_graph() {
         }
       check_cuda(cudaEventRecordWithFlags(kernels_end_, stream_, cudaEventRecordExternal), "timing event");
       enqueue_outputs();
+      if (host_times_) check_cuda(cudaEventRecordWithFlags(graph_end_, stream_, cudaEventRecordExternal), "timing event");
     } catch (...) {
       cudaGraph_t broken = nullptr;
       cudaStreamEndCapture(stream_, &broken);
@@ -337,11 +351,22 @@ void CudaExecutable::run_graph() {
     check_cuda(cudaStreamEndCapture(stream_, &cuda_graph_), "end graph capture");
     check_cuda(cudaGraphInstantiate(&graph_exec_, cuda_graph_, 0), "instantiate graph");
   }
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
   check_cuda(cudaGraphLaunch(graph_exec_, stream_), "launch graph");
+  const auto t1 = clock::now();
   check_cuda(cudaStreamSynchronize(stream_), "run graph");
+  const auto t2 = clock::now();
   float ms = 0.0f;
   check_cuda(cudaEventElapsedTime(&ms, kernels_begin_, kernels_end_), "kernel time");
   last_device_ms_ = ms;
+  if (host_times_) {
+    float in_ms = 0.0f, out_ms = 0.0f;
+    check_cuda(cudaEventElapsedTime(&in_ms, graph_begin_, kernels_begin_), "input copy time");
+    check_cuda(cudaEventElapsedTime(&out_ms, kernels_end_, graph_end_), "output copy time");
+    const auto ms_of = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+    host_samples_.push_back({0.0, ms_of(t1 - t0), ms_of(t2 - t1), in_ms, ms, out_ms, 0.0});
+  }
 }
 
 void CudaExecutable::check_canaries(const std::string& kernel, int node_index) {
@@ -408,16 +433,26 @@ void CudaExecutable::run_eager(const RunOptions& options) {
 std::vector<Tensor> CudaExecutable::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
   std::lock_guard<std::mutex> lock(g_run_mutex);
   check_cuda(cudaSetDevice(device_), "select device");
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
   stage_inputs(inputs);  // the previous run synchronized, so the staging buffer is free
+  const auto t1 = clock::now();
+  const bool graph = !(options.tap || options.fault_for_testing || options_.safe) && !profile_;
   if (options.tap || options.fault_for_testing || options_.safe) run_eager(options);
   else if (profile_) run_profiled();
   else run_graph();
+  const auto t2 = clock::now();
   std::vector<Tensor> outputs;
   for (size_t i = 0; i < graph_.outputs.size(); ++i) {
     const ir::Value& value = graph_.value(graph_.outputs[i]);
     Tensor t(device_dtype(value.dtype), value.shape);
     std::memcpy(t.raw(), static_cast<std::byte*>(out_stage_) + out_offsets_[i], t.nbytes());
     outputs.push_back(std::move(t));
+  }
+  if (host_times_ && graph && !host_samples_.empty()) {
+    const auto ms_of = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+    host_samples_.back()[0] = ms_of(t1 - t0);
+    host_samples_.back()[6] = ms_of(clock::now() - t2);
   }
   return outputs;
 }
@@ -441,6 +476,12 @@ int views_taken(const Executable& executable) {
   const auto* cuda = dynamic_cast<const CudaExecutable*>(&executable);
   if (!cuda) throw Error(ErrorCode::InvalidArgument, "views_taken needs a CUDA executable");
   return cuda->views_taken();
+}
+
+int consumers_absorbed(const Executable& executable) {
+  const auto* cuda = dynamic_cast<const CudaExecutable*>(&executable);
+  if (!cuda) throw Error(ErrorCode::InvalidArgument, "consumers_absorbed needs a CUDA executable");
+  return cuda->consumers_absorbed();
 }
 
 int prologues_fused(const Executable& executable) {

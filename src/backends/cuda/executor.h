@@ -3,6 +3,7 @@
 // mode run the same launches eagerly.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@ class CudaExecutable final : public Executable {
   void plant_out_of_bounds_write(const std::string& node_name);
   // Test-only (see testing.h): channel Slices this Executable addresses in place.
   int views_taken() const { return views_taken_; }
+  // Test-only (see testing.h): producers that compute their absorbed consumers in graph replay.
+  int consumers_absorbed() const { return consumers_absorbed_; }
   // Test-only (see testing.h): Convs that apply their LeakyRelu producer in graph replay.
   int prologues_fused() const { return prologues_fused_; }
 
@@ -44,6 +47,9 @@ class CudaExecutable final : public Executable {
   void record_programs();
   void lay_out();
   void take_views();
+  void plan_absorptions();
+  void absorb_consumers();
+  std::string absorption_unsafe(const Absorption& a) const;
   void fuse_prologues();
   void upload_constants();
   void stage_inputs(const std::vector<Tensor>& inputs);
@@ -54,6 +60,7 @@ class CudaExecutable final : public Executable {
   void check_canaries(const std::string& kernel, int node_index);
   void run_profiled();
   void print_profile() const noexcept;
+  void print_host_times() const noexcept;
   void free_all() noexcept;
 
   ir::Graph graph_;
@@ -63,6 +70,7 @@ class CudaExecutable final : public Executable {
   std::unique_ptr<Context> ctx_;
   std::vector<NodeProgram> programs_;
   int prologues_fused_ = 0;  // PrologueFusion entries kept (device.h)
+  int consumers_absorbed_ = 0;  // Absorption entries kept (device.h)
   int views_taken_ = 0;  // channel-slice views (backends/channel_views.h): Slices with no launches
 
   // One allocation: constants, the planned arena, unplanned values, workspace, scratch
@@ -92,6 +100,13 @@ class CudaExecutable final : public Executable {
   std::vector<double> launch_ms_;  // summed over profiled runs, per launch in program order
   cudaGraph_t profile_graph_ = nullptr;
   cudaGraphExec_t profile_exec_ = nullptr;
+
+  // LOCKSTEP_CUDA_HOST_TIMES=1: each graph run's host phases (staging the inputs, the launch call,
+  // the wait, the output copies) and, from event nodes, its input copies, kernels and output
+  // copies; the medians go to stderr when the Executable is destroyed.
+  bool host_times_ = false;
+  std::vector<std::array<double, 7>> host_samples_;
+  cudaEvent_t graph_begin_ = nullptr, graph_end_ = nullptr;
 
   cudaGraph_t cuda_graph_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;

@@ -3,8 +3,15 @@
 // producer's input and applying it itself). Both only re-point values or choose launches; no
 // kernel changes.
 
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <utility>
+
 #include "backends/channel_views.h"
 #include "backends/cuda/executor.h"
+#include "passes/plan_memory.h"
 
 namespace lockstep::cuda {
 
@@ -24,6 +31,102 @@ void CudaExecutable::take_views() {
   }
 }
 
+// Absorbed consumers are written at their producer's step, and the producer's fused launch reads
+// its operands up to the last absorbed node: the plan is made again with those live ranges, so the
+// planner keeps those bytes apart (the WN layer's skip sum would otherwise reuse the residual
+// input's bytes, which the same kernel still reads). Kept only within Options.max_memory_bytes.
+void CudaExecutable::plan_absorptions() {
+  if (options_.safe || !graph_.plan || ctx_->absorptions.empty() || env_is("LOCKSTEP_CUDA_ABSORB", "0")) return;
+  std::vector<passes::LiveExtension> extensions;
+  for (const Absorption& a : ctx_->absorptions) {
+    const int last = *std::max_element(a.absorbed.begin(), a.absorbed.end());
+    for (ir::ValueId w : a.writes) extensions.push_back({w, a.producer, -1});
+    for (ir::ValueId r : a.reads) extensions.push_back({r, -1, last});
+  }
+  const std::optional<ir::MemoryPlan> before = graph_.plan;
+  try {
+    passes::plan_memory(graph_, options_.max_memory_bytes, extensions);
+  } catch (const Error&) {
+    graph_.plan = before;  // over the cap: the graph's plan, fewer absorptions
+  }
+}
+
+// Why the fused launch of `a` may not write its values at the producer's time in graph replay
+// ("" when it may).
+std::string CudaExecutable::absorption_unsafe(const Absorption& a) const {
+  auto span = [&](ir::ValueId v) {
+    const auto* p = static_cast<const std::byte*>(ctx_->value_ptr_[static_cast<size_t>(v)]);
+    return backends::ByteSpan{p, p ? p + value_bytes_[static_cast<size_t>(v)] : p};
+  };
+  std::vector<char> absorbed(graph_.nodes.size(), 0);
+  size_t last = static_cast<size_t>(a.producer);
+  for (int k : a.absorbed) {
+    if (k <= a.producer) return "an absorbed node before its producer";
+    absorbed[static_cast<size_t>(k)] = 1;
+    last = std::max(last, static_cast<size_t>(k));
+  }
+  // Every value a launch between the producer and the last absorbed node touches (inputs,
+  // epilogue operands, outputs, and a fused prologue's source), for launches that still run.
+  std::vector<ir::ValueId> touched;
+  for (size_t k = static_cast<size_t>(a.producer) + 1; k <= last; ++k) {
+    const auto& launches = programs_[k].launches;
+    if (absorbed[k] || std::none_of(launches.begin(), launches.end(), [](const Launch& l) { return l.in_graph(); })) continue;
+    const ir::Node& node = graph_.nodes[k];
+    touched.insert(touched.end(), node.inputs.begin(), node.inputs.end());
+    touched.insert(touched.end(), node.outputs.begin(), node.outputs.end());
+    for (const auto& step : node.epilogue) touched.push_back(step.operand);
+  }
+  for (const PrologueFusion& f : ctx_->prologues)
+    if (f.consumer > a.producer && static_cast<size_t>(f.consumer) <= last && !absorbed[static_cast<size_t>(f.consumer)])
+      touched.push_back(f.source);
+  auto name = [&](ir::ValueId v) { return "'" + graph_.value(v).name + "'"; };
+  for (ir::ValueId w : a.writes) {
+    const backends::ByteSpan ws = span(w);
+    if (!ws.begin) return name(w) + " has no buffer";
+    for (ir::ValueId v : touched)
+      if (v != ir::kNoValue && span(v).overlaps(ws)) return name(w) + " shares bytes with " + name(v) + ", used before the last absorbed node";
+    for (ir::ValueId r : a.reads) {
+      const backends::ByteSpan rs = span(r);
+      if (!rs.overlaps(ws)) continue;
+      const bool pair = std::find(a.in_place.begin(), a.in_place.end(), std::make_pair(w, r)) != a.in_place.end();
+      if (!pair || rs.begin != ws.begin || rs.end != ws.end) return name(w) + " shares bytes with " + name(r) + ", which the same launch reads";
+    }
+    for (ir::ValueId other : a.writes)
+      if (other != w && span(other).overlaps(ws)) return name(w) + " shares bytes with " + name(other) + ", also written";
+  }
+  return "";
+}
+
+// Consumer absorption (Absorption in device.h): in graph replay a producer's fused launch also
+// computes the absorbed nodes' values, and their kernels run in eager runs only (taps see every
+// value). Prologue fusions that involve an absorbed node are dropped: their source may no longer
+// be stored. Safe mode and LOCKSTEP_CUDA_ABSORB=0 keep every node's own kernels.
+void CudaExecutable::absorb_consumers() {
+  const bool off = options_.safe || env_is("LOCKSTEP_CUDA_ABSORB", "0");
+  const bool log = env_is("LOCKSTEP_CUDA_ABSORB_LOG", "1");  // each decision and its reason on stderr
+  std::vector<char> absorbed(graph_.nodes.size(), 0);
+  for (const Absorption& a : ctx_->absorptions) {
+    auto& launches = programs_[static_cast<size_t>(a.producer)].launches;
+    const std::string why = off ? "off" : absorbed[static_cast<size_t>(a.producer)] ? "its producer is absorbed" : absorption_unsafe(a);
+    if (log) std::fprintf(stderr, "lockstep cuda: %s %s\n", graph_.nodes[static_cast<size_t>(a.producer)].name.c_str(),
+                          why.empty() ? "absorbs its consumers" : ("keeps its consumers apart: " + why).c_str());
+    if (!why.empty()) {
+      launches.erase(launches.begin() + static_cast<std::ptrdiff_t>(a.fused));
+      continue;
+    }
+    launches[a.plain].when = Launch::When::kEagerOnly;
+    for (int k : a.absorbed) {
+      absorbed[static_cast<size_t>(k)] = 1;
+      auto& own = programs_[static_cast<size_t>(k)].launches;
+      own.erase(std::remove_if(own.begin(), own.end(), [](const Launch& l) { return !l.in_eager(); }), own.end());
+      for (Launch& l : own) l.when = Launch::When::kEagerOnly;
+    }
+    ++consumers_absorbed_;
+  }
+  for (PrologueFusion& f : ctx_->prologues)
+    if (absorbed[static_cast<size_t>(f.producer)] || absorbed[static_cast<size_t>(f.consumer)]) f.disabled = true;
+}
+
 // Prologue fusion (PrologueFusion in device.h): in graph replay a consumer (a Conv and its
 // LeakyRelu producer, an element-wise kernel and the unary producer of an operand) reads the
 // producer's input and applies it itself, and the producer does not run, where nothing from the
@@ -38,6 +141,10 @@ void CudaExecutable::fuse_prologues() {
   for (auto it = ctx_->prologues.rbegin(); it != ctx_->prologues.rend(); ++it) {
     const PrologueFusion& f = *it;
     auto& launches = programs_[static_cast<size_t>(f.consumer)].launches;
+    if (f.disabled) {  // an absorbed consumer's launches are already settled above
+      if (f.fused < launches.size() && !launches[f.fused].in_eager()) launches.erase(launches.begin() + static_cast<std::ptrdiff_t>(f.fused));
+      continue;
+    }
     const bool ok = !off && !backends::overwritten_between(graph_, static_cast<size_t>(f.producer),
                                                             static_cast<size_t>(f.consumer), span(f.source), span);
     if (!ok) {

@@ -81,4 +81,18 @@ void CudaExecutable::print_profile() const noexcept {
     std::fprintf(stderr, "  %9.3f ms  %s\n", by_node[i].first, by_node[i].second.c_str());
 }
 
+void CudaExecutable::print_host_times() const noexcept {
+  if (host_samples_.empty()) return;
+  static const char* const kPhase[7] = {"stage inputs (host copy)", "graph launch call", "wait for the graph",
+                                        "  input copies (events)", "  kernels (events)", "  output copies (events)",
+                                        "outputs (allocate + host copy)"};
+  std::fprintf(stderr, "lockstep cuda host times: medians of %zu graph runs, ms\n", host_samples_.size());
+  for (size_t k = 0; k < 7; ++k) {
+    std::vector<double> v;
+    for (const auto& s : host_samples_) v.push_back(s[k]);
+    std::sort(v.begin(), v.end());
+    std::fprintf(stderr, "  %-32s %8.4f\n", kPhase[k], v[v.size() / 2]);
+  }
+}
+
 }  // namespace lockstep::cuda

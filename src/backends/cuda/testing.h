@@ -20,4 +20,9 @@ int views_taken(const Executable& executable);
 // graph replay (the producer's kernel runs only in eager runs). CUDA builds only, as above.
 int prologues_fused(const Executable& executable);
 
+// How many producers of `executable` compute readers of their output in their own launch in graph
+// replay (Absorption: the WN gate in a split conv's merge, the residual and skip Adds in a 1x1
+// conv's store); the absorbed nodes' kernels run only in eager runs. CUDA builds only, as above.
+int consumers_absorbed(const Executable& executable);
+
 }  // namespace lockstep::cuda
