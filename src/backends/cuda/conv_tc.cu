@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -283,7 +284,14 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "shared memory limit", node.name);
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count", node.name);
   const tc::TileKind tile = tc::choose_tile(n, cout, base.t_out, ks, sms);
-  base.splits = env_is("LOCKSTEP_CUDA_CONV_TC_SPLIT", "0") ? 1 : tc::choose_splits(n, cin, cout, base.t_out, ks, tile);
+  long target_blocks = tc::kSplitTargetBlocks;
+  int min_taps = tc::kSplitMinTaps;
+  if (const char* rule = std::getenv("LOCKSTEP_CUDA_CONV_TC_SPLIT_RULE"); rule && *rule)  // "blocks:taps" (A/B timing)
+    std::sscanf(rule, "%ld:%d", &target_blocks, &min_taps);
+  base.splits = env_is("LOCKSTEP_CUDA_CONV_TC_SPLIT", "0") ? 1 : tc::choose_splits(n, cin, cout, base.t_out, ks, tile, target_blocks, min_taps);
+  // LOCKSTEP_CUDA_CONV_TC_SPLITS=s: s splits for every conv the 4-warp tile already splits (A/B timing).
+  if (const char* forced = std::getenv("LOCKSTEP_CUDA_CONV_TC_SPLITS"); forced && *forced && base.splits > 1)
+    base.splits = std::clamp(std::atoi(forced), 1, std::min(tc::kMaxSplits, cin / tc::kChunk));
   const bool hopper = base.splits == 1 && base.shuffle == 1 && wgmma_enabled(device) && wg::supported_ks(ks);
   size_t smem = 0;
   if (hopper) {

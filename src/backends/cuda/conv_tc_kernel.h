@@ -40,7 +40,7 @@ enum class TileKind : int { k64x128 = 0, k32x256 = 1, k64x64 = 2 };
 template <int WM, int WN>
 struct Tile {
   static constexpr int bm = 32 * WM, bn = 32 * WN, threads = 32 * WM * WN, mbs = bm / 16;
-  // 4-warp 64x64 blocks: three per SM, so that choose_splits' 384 blocks fit the H200's 132 SMs in
+  // 4-warp 64x64 blocks: three per SM, so that the flows' 384 split blocks (96 x 4) fit the H200's 132 SMs in
   // one wave (a cap of 168 registers, no spills; uncapped, k5 took 174 registers, two blocks per
   // SM and two waves). The 128 cap of four blocks per SM spilled 44-144 bytes.
   static constexpr int minb_cap = threads == 128 ? 3 : 0;  // 0: MINB 256-thread blocks' worth
@@ -144,18 +144,27 @@ inline TileKind choose_tile(int n, int cout, int t_out, int ks, int sms) {
 }
 
 // Reduction splits for grids that leave SMs idle (the flows' convs at 1024 frames fill 96 of 132
-// SMs with one 4-warp block each): enough ranges to reach kSplitTargetBlocks, each range at least
-// kSplitMinTaps channel-taps deep. A function of the shape alone (not of the device), so the bits
-// are the same on every GPU; splits change the summation order, so they are part of the numerics.
-inline constexpr long kSplitTargetBlocks = 384;
-inline constexpr int kSplitMinTaps = 64, kMaxSplits = 8;
-inline int choose_splits(int n, int cin, int cout, int t_out, int ks, TileKind tile) {
+// SMs with one 4-warp block each): double the ranges while the grid stays under
+// kSplitTargetBlocks and each range keeps kSplitMinTaps channel-taps; grids under kSplitSmallGrid
+// blocks split down to kSplitSmallMinTaps. A function of the shape alone (not of the device), so
+// the bits are the same on every GPU; splits change the summation order, part of the numerics.
+// H200, 2026-12-01, against the first rule (384 blocks, 64 taps), device ms: 1024 frames seed
+// 2.467 -> 2.325, low 2.223 -> 2.215, ljs 11.503 -> 11.501; 128 frames seed 1.157 -> 1.173 (without
+// the small-grid floor 1.236: its flows want 4 ranges there), low 0.916 -> 0.889, ljs 2.751 -> 2.642.
+// LOCKSTEP_CUDA_CONV_TC_SPLIT_RULE=blocks:taps overrides the first two (A/B timing).
+inline constexpr long kSplitTargetBlocks = 256, kSplitSmallGrid = 32;
+inline constexpr int kSplitMinTaps = 160, kSplitSmallMinTaps = 64, kMaxSplits = 8;
+inline int choose_splits(int n, int cin, int cout, int t_out, int ks, TileKind tile, long target_blocks = kSplitTargetBlocks,
+                         int min_taps = kSplitMinTaps) {
   // The 8-warp tiles lost 5-70% when split (H200, 2026-11-30: ljs 16.79 -> 17.07 ms, seed 3.81 -> 4.18).
   if (tile != TileKind::k64x64) return 1;
   const long blocks = static_cast<long>(n) * ((cout + tile_bm(tile) - 1) / tile_bm(tile)) * ((t_out + tile_bn(tile) - 1) / tile_bn(tile));
-  const int chunks = cin / kChunk, min_chunks = (kSplitMinTaps + kChunk * ks - 1) / (kChunk * ks);
+  const int chunks = cin / kChunk;
+  auto min_chunks = [&](int taps) { return (taps + kChunk * ks - 1) / (kChunk * ks); };
   int splits = 1;
-  while (splits < kMaxSplits && blocks * splits < kSplitTargetBlocks && chunks / (2 * splits) >= min_chunks) splits *= 2;
+  while (splits < kMaxSplits && blocks * splits < target_blocks &&
+         chunks / (2 * splits) >= min_chunks(blocks * splits < kSplitSmallGrid ? std::min(min_taps, kSplitSmallMinTaps) : min_taps))
+    splits *= 2;
   return splits;
 }
 inline size_t split_partial_floats(int n, int cout, int t_out, int splits) {
