@@ -38,6 +38,9 @@ class Tensor {
  public:
   Tensor() = default;
   Tensor(DType dtype, Shape shape);  // zero-filled
+  // A tensor over storage allocated elsewhere (at least nbytes, 64-byte aligned; its deleter
+  // releases it): the CUDA backend hands out outputs copied straight into pinned host buffers.
+  static Tensor over(DType dtype, Shape shape, std::shared_ptr<std::byte[]> storage);
 
   template <class T>
   static Tensor from_vector(Shape shape, const std::vector<T>& values) {

@@ -76,6 +76,16 @@ Tensor Tensor::clone() const {
   return t;
 }
 
+Tensor Tensor::over(DType dtype, Shape shape, std::shared_ptr<std::byte[]> storage) {
+  if (!storage) throw Error(ErrorCode::Internal, "Tensor::over: no storage");
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numel_ = num_elements(t.shape_);
+  t.storage_ = std::move(storage);
+  return t;
+}
+
 Tensor Tensor::reshaped(Shape shape) const {
   if (num_elements(shape) != numel_)
     throw Error(ErrorCode::ShapeMismatch, "cannot reshape " + shape_str(shape_) + " to " + shape_str(shape));

@@ -2,8 +2,14 @@
 // canaries, and clear errors for out-of-memory and a missing device.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "backends/cuda/testing.h"
 #include "gpu/gpu_test_util.h"
+
+#ifdef LOCKSTEP_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 namespace lockstep::gpu_test {
 namespace {
@@ -81,6 +87,47 @@ TEST(CudaExecutor, HundredRunsBitIdenticalAndTapsChangeNothing) {
   EXPECT_EQ(taps, 1);
   EXPECT_TRUE(same_bits(first, exe->run(inputs)[0])) << "graph replay after a tapped run";
 }
+
+#ifdef LOCKSTEP_HAVE_CUDA
+bool pinned(const Tensor& t) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, t.raw()) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeHost;
+}
+
+// Graph runs hand each output out in a pinned buffer of the executable's pool (no host copy):
+// up to 8 held at once per output, then plain copies; each result its own storage, valid after
+// the executable is gone, and the bits of LOCKSTEP_CUDA_PINNED_OUTPUTS=0's staged copies.
+TEST(CudaExecutor, OutputsInPinnedBuffersOutliveRunsAndTheExecutable) {
+  LOCKSTEP_REQUIRE_GPU();
+  ir::Graph g = conv_epilogue_graph(16, 1000, 5);
+  const auto inputs = conv_epilogue_inputs(16, 1000, 5);
+  setenv("LOCKSTEP_CUDA_PINNED_OUTPUTS", "0", 1);
+  const Tensor staged = cuda::backend().compile(g, Options{})->run(inputs)[0];
+  unsetenv("LOCKSTEP_CUDA_PINNED_OUTPUTS");
+  EXPECT_FALSE(pinned(staged));
+  auto exe = cuda::backend().compile(g, Options{});
+  std::vector<Tensor> held;
+  for (int i = 0; i < 12; ++i) held.push_back(exe->run(inputs)[0]);
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_TRUE(same_bits(held[i], staged)) << "run " << i;
+    EXPECT_EQ(pinned(held[i]), i < 8) << "run " << i << ": the pool holds 8 buffers per output";
+    for (int j = 0; j < i; ++j) EXPECT_NE(held[i].raw(), held[j].raw()) << "runs " << j << " and " << i << " share storage";
+  }
+  held[0].data<float>()[0] += 1.0f;  // a caller's write stays in its own tensor
+  EXPECT_TRUE(same_bits(held[1], staged));
+  held.erase(held.begin() + 1, held.begin() + 4);  // three buffers back to the pool
+  const Tensor reused = exe->run(inputs)[0];
+  EXPECT_TRUE(pinned(reused));
+  EXPECT_TRUE(same_bits(reused, staged));
+  exe.reset();  // the outputs' buffers outlive their executable
+  EXPECT_TRUE(same_bits(reused, staged));
+  EXPECT_TRUE(same_bits(held[5], staged));
+}
+#endif  // LOCKSTEP_HAVE_CUDA
 
 TEST(CudaExecutor, CompileABCAGivesIdenticalBits) {
   LOCKSTEP_REQUIRE_GPU();

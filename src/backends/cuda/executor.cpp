@@ -70,6 +70,7 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     const char* prof = std::getenv("LOCKSTEP_CUDA_PROFILE");
     profile_ = prof && *prof && *prof != '0';
     host_times_ = env_is("LOCKSTEP_CUDA_HOST_TIMES", "1");
+    pinned_outputs_ = !env_is("LOCKSTEP_CUDA_PINNED_OUTPUTS", "0");
     record_programs();
     plan_absorptions();
     lay_out();
@@ -317,6 +318,23 @@ void CudaExecutable::enqueue_outputs() {
   }
 }
 
+// After the graph: each output into a buffer of its pool (handed out as the output's storage by
+// run()), or into the staging buffer when its pool has none to give.
+void CudaExecutable::copy_outputs_pinned() {
+  const size_t n = graph_.outputs.size();
+  if (out_pools_.empty())
+    for (size_t i = 0; i < n; ++i) out_pools_.push_back(PinnedPool::make(value_bytes_[static_cast<size_t>(graph_.outputs[i])], kPinnedPerOutput));
+  pinned_out_.assign(n, nullptr);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t bytes = value_bytes_[static_cast<size_t>(graph_.outputs[i])];
+    if (!bytes) continue;
+    pinned_out_[i] = out_pools_[i]->take();
+    void* dst = pinned_out_[i] ? static_cast<void*>(pinned_out_[i].get()) : static_cast<std::byte*>(out_stage_) + out_offsets_[i];
+    check_cuda(cudaMemcpyAsync(dst, ctx_->ptr(graph_.outputs[i]), bytes, cudaMemcpyDeviceToHost, stream_), "copy output");
+  }
+  if (host_times_) check_cuda(cudaEventRecord(graph_end_, stream_), "timing event");
+}
+
 void CudaExecutable::run_graph() {
   if (!graph_exec_) {
     // Captured once: input copies from pinned staging, every launch, output copies to staging.
@@ -339,8 +357,8 @@ void CudaExecutable::run_graph() {
                      graph_.nodes[static_cast<size_t>(program.node)].name);
         }
       check_cuda(cudaEventRecordWithFlags(kernels_end_, stream_, cudaEventRecordExternal), "timing event");
-      enqueue_outputs();
-      if (host_times_) check_cuda(cudaEventRecordWithFlags(graph_end_, stream_, cudaEventRecordExternal), "timing event");
+      if (!pinned_outputs_) enqueue_outputs();
+      if (host_times_ && !pinned_outputs_) check_cuda(cudaEventRecordWithFlags(graph_end_, stream_, cudaEventRecordExternal), "timing event");
     } catch (...) {
       cudaGraph_t broken = nullptr;
       cudaStreamEndCapture(stream_, &broken);
@@ -354,6 +372,7 @@ void CudaExecutable::run_graph() {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   check_cuda(cudaGraphLaunch(graph_exec_, stream_), "launch graph");
+  if (pinned_outputs_) copy_outputs_pinned();
   const auto t1 = clock::now();
   check_cuda(cudaStreamSynchronize(stream_), "run graph");
   const auto t2 = clock::now();
@@ -445,10 +464,15 @@ std::vector<Tensor> CudaExecutable::run(const std::vector<Tensor>& inputs, const
   std::vector<Tensor> outputs;
   for (size_t i = 0; i < graph_.outputs.size(); ++i) {
     const ir::Value& value = graph_.value(graph_.outputs[i]);
+    if (graph && i < pinned_out_.size() && pinned_out_[i]) {
+      outputs.push_back(Tensor::over(device_dtype(value.dtype), value.shape, std::move(pinned_out_[i])));
+      continue;
+    }
     Tensor t(device_dtype(value.dtype), value.shape);
     std::memcpy(t.raw(), static_cast<std::byte*>(out_stage_) + out_offsets_[i], t.nbytes());
     outputs.push_back(std::move(t));
   }
+  pinned_out_.clear();
   if (host_times_ && graph && !host_samples_.empty()) {
     const auto ms_of = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
     host_samples_.back()[0] = ms_of(t1 - t0);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cuda/device.h"
+#include "backends/cuda/pinned_pool.h"
 #include "backends/cuda/safe_mode.h"
 
 namespace lockstep::cuda {
@@ -56,6 +57,7 @@ class CudaExecutable final : public Executable {
   void enqueue_inputs();
   void enqueue_outputs();
   void run_graph();
+  void copy_outputs_pinned();
   void run_eager(const RunOptions& options);
   void check_canaries(const std::string& kernel, int node_index);
   void run_profiled();
@@ -84,6 +86,13 @@ class CudaExecutable final : public Executable {
   GuardRange* guard_table_ = nullptr;  // in the arena (safe mode)
   uint32_t* broken_ = nullptr;         // in the arena (safe mode)
   std::vector<std::pair<void*, size_t>> fresh_;  // data regions NaN-filled at each safe run
+
+  // Graph runs copy each output into a buffer of its pool and hand that buffer out as the output's
+  // storage (LOCKSTEP_CUDA_PINNED_OUTPUTS=0: through out_stage_, as eager runs always do).
+  static constexpr int kPinnedPerOutput = 8;  // buffers a caller may hold per output before copies
+  bool pinned_outputs_ = false;
+  std::vector<std::shared_ptr<PinnedPool>> out_pools_;     // per graph output
+  std::vector<std::shared_ptr<std::byte[]>> pinned_out_;   // this run's buffers (null: staged)
 
   // Pinned staging: inputs are copied here, then device-side; outputs come back here.
   void* in_stage_ = nullptr;
