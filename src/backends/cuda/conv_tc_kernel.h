@@ -531,9 +531,38 @@ __device__ __forceinline__ float merged_sum(const Params& p, size_t b, size_t i)
   return isinf(acc) ? acc : acc + small;
 }
 
-// Merges the split sums, then the bias and epilogue steps. One thread per output element.
+// The same for four consecutive outputs (i % 4 == 0, t_out % 4 == 0: 16-byte aligned reads),
+// each with merged_sum's float ops in its order.
+__device__ __forceinline__ float4 merged_sum4(const Params& p, size_t b, size_t i) {
+  const size_t plane = static_cast<size_t>(p.cout) * p.t_out;
+  const float* pa = p.partial + b * p.splits * 2 * plane + i;
+  float4 acc = *reinterpret_cast<const float4*>(pa), small = *reinterpret_cast<const float4*>(pa + plane);
+  for (int s = 1; s < p.splits; ++s) {
+    const float4 a = *reinterpret_cast<const float4*>(pa + s * 2 * plane);
+    const float4 m = *reinterpret_cast<const float4*>(pa + s * 2 * plane + plane);
+    acc = make_float4(acc.x + a.x, acc.y + a.y, acc.z + a.z, acc.w + a.w);
+    small = make_float4(small.x + m.x, small.y + m.y, small.z + m.z, small.w + m.w);
+  }
+  return make_float4(isinf(acc.x) ? acc.x : acc.x + small.x, isinf(acc.y) ? acc.y : acc.y + small.y,
+                     isinf(acc.z) ? acc.z : acc.z + small.z, isinf(acc.w) ? acc.w : acc.w + small.w);
+}
+
+// Merges the split sums, then the bias and epilogue steps. One thread per output element, or
+// per four (a plain conv with t_out % 4 == 0: a quarter of the instructions, same float ops).
 static __global__ void split_reduce(Params p, int n) {  // static: the header is in several .cu files
   const size_t plane = static_cast<size_t>(p.cout) * p.t_out, total = static_cast<size_t>(n) * plane;
+  if (p.shuffle == 1 && p.t_out % 4 == 0) {
+    for (size_t q = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; q < total / 4; q += static_cast<size_t>(gridDim.x) * blockDim.x) {
+      const size_t idx = 4 * q, b = idx / plane, i = idx % plane;
+      const int co = static_cast<int>(i / p.t_out);
+      const float4 v = merged_sum4(p, b, i);
+      const size_t at = b * plane + i;
+      const float* z = p.z ? p.z + at : nullptr;
+      *reinterpret_cast<float4*>(p.y + at) = make_float4(finish(p, v.x, co, z), finish(p, v.y, co, z ? z + 1 : nullptr),
+                                                         finish(p, v.z, co, z ? z + 2 : nullptr), finish(p, v.w, co, z ? z + 3 : nullptr));
+    }
+    return;
+  }
   for (size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; idx < total; idx += static_cast<size_t>(gridDim.x) * blockDim.x) {
     const size_t b = idx / plane, i = idx % plane;
     const float v = merged_sum(p, b, i);
@@ -551,7 +580,7 @@ cudaError_t launch_ks(const Params& p, int n, cudaStream_t s) {
   const dim3 grid((p.t_out + T::bn - 1) / T::bn, (p.cout + T::bm - 1) / T::bm, n * p.splits);
   conv1d_3xtf32<KS, STAGES, MINB, UNROLL, WM, WN><<<grid, T::threads, smem_bytes(p, KS, STAGES, T::bm), s>>>(p);
   if (p.splits > 1 && !p.merge_elsewhere) {
-    const size_t total = static_cast<size_t>(n) * p.cout * p.t_out;
+    const size_t total = static_cast<size_t>(n) * p.cout * p.t_out / (p.shuffle == 1 && p.t_out % 4 == 0 ? 4 : 1);
     const unsigned blocks = static_cast<unsigned>(std::min<size_t>((total + 255) / 256, size_t{65535} * 4));
     split_reduce<<<blocks, 256, 0, s>>>(p, n);
   }
