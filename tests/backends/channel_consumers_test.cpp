@@ -68,25 +68,23 @@ TEST(ChannelConsumers, GateValueNeededElsewhereIsNotAGate) {
   EXPECT_FALSE(gate_pattern(g, node(g, "conv_in")));
 }
 
-TEST(ChannelConsumers, SkipSliceAsGraphOutputStaysInTheConvOutput) {
-  test::WnLayerOptions o;
-  o.skip_is_output = true;
+// The residual range absorbs, the skip range stays in conv_rs's output for its Slice.
+void expect_only_the_residual_absorbed(const test::WnLayerOptions& o, const char* what) {
   const ir::Graph g = compiled(o);
   const auto segs = absorbable_segments(g, node(g, "conv_rs"));
-  ASSERT_TRUE(segs);
-  ASSERT_EQ(segs->size(), 2u);
-  EXPECT_GE((*segs)[0].consumer, 0);
-  EXPECT_EQ((*segs)[1].consumer, -1);
+  ASSERT_TRUE(segs) << what;
+  ASSERT_EQ(segs->size(), 2u) << what;
+  EXPECT_GE((*segs)[0].consumer, 0) << what;
+  EXPECT_EQ((*segs)[1].consumer, -1) << what;
 }
 
-TEST(ChannelConsumers, OperandMadeAfterTheProducerIsNotAbsorbed) {
+TEST(ChannelConsumers, SkipSliceAsGraphOutputOrOperandMadeLaterStaysInTheConvOutput) {
   test::WnLayerOptions o;
-  o.late_operand = true;
-  const ir::Graph g = compiled(o);
-  const auto segs = absorbable_segments(g, node(g, "conv_rs"));
-  ASSERT_TRUE(segs);
-  EXPECT_GE((*segs)[0].consumer, 0);
-  EXPECT_EQ((*segs)[1].consumer, -1);  // relu(s) runs after conv_rs
+  o.skip_is_output = true;
+  expect_only_the_residual_absorbed(o, "skip slice as graph output");
+  o = {};
+  o.late_operand = true;  // relu(s) runs after conv_rs
+  expect_only_the_residual_absorbed(o, "operand made after the producer");
 }
 
 TEST(ChannelConsumers, ProducerReadByANonSliceHasNoSegments) {
