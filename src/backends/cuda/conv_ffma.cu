@@ -5,6 +5,8 @@
 // Each output is four FMA chains over (input channel, tap) in ascending order, one per thread
 // group, added in group order, then the bias and the steps with elementwise.cu's float ops
 // (ew_ops.h): the order depends on the shape alone, so every tile and every run gives the same bits.
+// In graph replay the store can instead send each channel segment through the steps of the node
+// reading that segment's Slice, into that node's output (absorbed consumers, device.h).
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>

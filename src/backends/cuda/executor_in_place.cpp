@@ -1,7 +1,8 @@
-// The CUDA executor's in-place decisions, taken once the arena is laid out: channel-slice views
-// (a Slice's value addressed inside its input) and prologue fusion (a node reading a unary
-// producer's input and applying it itself). Both only re-point values or choose launches; no
-// kernel changes.
+// The CUDA executor's in-place decisions: channel-slice views (a Slice's value addressed inside
+// its input), absorbed consumers (a producer computing readers of its channel Slices; the memory
+// plan is made again for them before the arena is laid out) and prologue fusion (a node reading a
+// unary producer's input and applying it itself). Each only re-points values or chooses between
+// launches recorded with the nodes.
 
 #include <algorithm>
 #include <cstdio>
