@@ -36,6 +36,35 @@ std::optional<ChannelRange> channel_slice(const ir::Graph& g, const ir::Node& s)
   return ChannelRange{c0, y[1]};
 }
 
+std::vector<ChannelRange> channel_split(const ir::Graph& g, const ir::Node& s) {
+  if (s.op != ir::Op::Split || s.inputs.empty() || s.inputs[0] == ir::kNoValue) return {};
+  const Shape& x = g.value(s.inputs[0]).shape;
+  const int64_t axis = s.attrs.get_int("axis", 0);
+  if (x.size() != 3 || (axis != 1 && axis != -2)) return {};
+  std::vector<ChannelRange> ranges;
+  int64_t at = 0;
+  for (ir::ValueId o : s.outputs) {
+    if (o == ir::kNoValue) return {};
+    const Shape& y = g.value(o).shape;
+    if (y.size() != 3 || y[0] != x[0] || y[2] != x[2] || y[1] < 0) return {};
+    ranges.push_back(ChannelRange{at, y[1]});
+    at += y[1];
+  }
+  if (at != x[1]) return {};
+  return ranges;
+}
+
+// The channel ranges node k reads from x: one for a channel Slice, one per output for a channel
+// Split; empty when k reads x some other way.
+static std::vector<ChannelRange> ranges_read(const ir::Graph& g, size_t k, ir::ValueId x) {
+  const ir::Node& n = g.nodes[k];
+  if (n.inputs.empty() || n.inputs[0] != x) return {};
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (n.inputs[i] == x) return {};
+  if (const auto r = channel_slice(g, n)) return {*r};
+  return channel_split(g, n);
+}
+
 std::vector<std::vector<size_t>> value_readers(const ir::Graph& g) {
   std::vector<std::vector<size_t>> readers(g.values.size());
   for (size_t k = 0; k < g.nodes.size(); ++k) {
@@ -80,39 +109,45 @@ std::vector<DenseView> choose_dense_views(const ir::Graph& g, const std::vector<
   std::vector<ViewCandidate> candidates;
   for (size_t s = 0; s < g.nodes.size(); ++s) {
     const ir::Node& node = g.nodes[s];
-    const std::optional<ChannelRange> range = channel_slice(g, node);
-    if (!range) continue;
-    const ir::ValueId x = node.inputs[0], v = node.outputs[0];
-    const ir::Value& xv = g.value(x);
-    const auto vi = static_cast<size_t>(v), xi = static_cast<size_t>(x);
-    // A constant's bytes must never take a planted fault; batch > 1 makes the channel block strided.
-    if (is_output[vi] || xv.constant.defined() || !is_floating(xv.dtype) || xv.shape[0] != 1 || readers[vi].empty() ||
-        !ptr[xi] || !ptr[vi] || num_elements(xv.shape) == 0)
-      continue;
-    const int64_t elem = static_cast<int64_t>(bytes[xi]) / num_elements(xv.shape);
-    if ((range->c0 * xv.shape[2] * elem) % static_cast<int64_t>(align) != 0) continue;
-    // A dense view reads only its own sub-range of x: writes elsewhere in x do not matter.
-    const int64_t begin = range->c0 * xv.shape[2] * elem, len = range->len * xv.shape[2] * elem;
-    const ByteSpan own{ptr[xi] + begin, ptr[xi] + begin + len};
-    if (overwritten_between(g, s, readers[vi].back(), own, span)) continue;
-    // Alone: every reader of x is a channel Slice of a disjoint range, copied or viewed alike.
-    bool disjoint = !is_output[xi];
-    for (size_t k : readers[xi]) {
-      const std::optional<ChannelRange> other = k == s ? range : channel_slice(g, g.nodes[k]);
-      disjoint = disjoint && other && g.nodes[k].inputs[0] == x &&
-                 (k == s || other->c0 + other->len <= range->c0 || range->c0 + range->len <= other->c0);
+    std::vector<ChannelRange> outs;
+    if (const std::optional<ChannelRange> r = channel_slice(g, node)) outs.push_back(*r);
+    else outs = channel_split(g, node);
+    for (size_t o = 0; o < outs.size(); ++o) {
+      const ChannelRange range = outs[o];
+      const ir::ValueId x = node.inputs[0], v = node.outputs[o];
+      const ir::Value& xv = g.value(x);
+      const auto vi = static_cast<size_t>(v), xi = static_cast<size_t>(x);
+      // A constant's bytes must never take a planted fault; batch > 1 makes the channel block strided.
+      if (is_output[vi] || xv.constant.defined() || !is_floating(xv.dtype) || xv.shape[0] != 1 || readers[vi].empty() ||
+          !ptr[xi] || !ptr[vi] || num_elements(xv.shape) == 0 || range.len <= 0)
+        continue;
+      const int64_t elem = static_cast<int64_t>(bytes[xi]) / num_elements(xv.shape);
+      if ((range.c0 * xv.shape[2] * elem) % static_cast<int64_t>(align) != 0) continue;
+      // A dense view reads only its own sub-range of x: writes elsewhere in x do not matter.
+      const int64_t begin = range.c0 * xv.shape[2] * elem, len = range.len * xv.shape[2] * elem;
+      const ByteSpan own{ptr[xi] + begin, ptr[xi] + begin + len};
+      if (overwritten_between(g, s, readers[vi].back(), own, span)) continue;
+      // Alone: every reader of x is a channel Slice or Split of ranges disjoint from this one
+      // (this node's own other outputs are), copied or viewed alike.
+      bool disjoint = !is_output[xi];
+      for (size_t k : readers[xi]) {
+        const std::vector<ChannelRange> read = ranges_read(g, k, x);
+        disjoint = disjoint && !read.empty();
+        for (size_t j = 0; j < read.size() && disjoint; ++j)
+          disjoint = (k == s && j == o) || read[j].c0 + read[j].len <= range.c0 || range.c0 + range.len <= read[j].c0;
+      }
+      if (!disjoint) continue;
+      candidates.push_back({s, range, static_cast<int>(o)});
     }
-    if (!disjoint) continue;
-    candidates.push_back({s, *range});
   }
   std::vector<DenseView> views;
   std::vector<char> is_view(g.values.size(), 0);
   for (const ViewCandidate& c : candidates) {
     const ir::Node& node = g.nodes[c.slice];
-    const ir::ValueId x = node.inputs[0], v = node.outputs[0];
+    const ir::ValueId x = node.inputs[0], v = node.outputs[static_cast<size_t>(c.output)];
     if (is_view[static_cast<size_t>(x)]) continue;
     const int64_t elem = static_cast<int64_t>(bytes[static_cast<size_t>(x)]) / num_elements(g.value(x).shape);
-    views.push_back({c.slice, v, x, c.range.c0 * g.value(x).shape[2] * elem});
+    views.push_back({c.slice, v, x, c.range.c0 * g.value(x).shape[2] * elem, c.output});
     is_view[static_cast<size_t>(v)] = 1;
   }
   return views;

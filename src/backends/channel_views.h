@@ -21,6 +21,10 @@ struct ChannelRange {
 // parameters that keeps dims 0 and 2 whole; nullopt for any other node.
 std::optional<ChannelRange> channel_slice(const ir::Graph& graph, const ir::Node& slice);
 
+// The channel range of each output of a rank-3 Split along axis 1 that keeps dims 0 and 2 whole;
+// empty for any other node (and for a Split with an omitted output).
+std::vector<ChannelRange> channel_split(const ir::Graph& graph, const ir::Node& split);
+
 // Per ValueId: the indices of the nodes reading it (inputs and epilogue operands), ascending.
 std::vector<std::vector<size_t>> value_readers(const ir::Graph& graph);
 
@@ -36,8 +40,9 @@ bool overwritten_between(const ir::Graph& graph, size_t slice, size_t last, cons
                          const std::function<ByteSpan(ir::ValueId)>& span);
 
 struct ViewCandidate {
-  size_t slice = 0;  // node index of the Slice
+  size_t slice = 0;  // node index of the Slice (or Split)
   ChannelRange range;
+  int output = 0;    // which output (a Split's)
 };
 
 // A fault planted on a view is written into its input's bytes: the view is "alone" when its
@@ -46,18 +51,21 @@ struct ViewCandidate {
 bool alone(const ir::Graph& graph, const ViewCandidate& view, const std::vector<ViewCandidate>& candidates,
            const std::vector<std::vector<size_t>>& readers, const std::vector<char>& is_output);
 
-// A dense view: `view` (a Slice output) lives at `byte_offset` bytes into `input`'s buffer.
+// A dense view: `view` (a Slice output, or output `output` of a Split) lives at `byte_offset`
+// bytes into `input`'s buffer.
 struct DenseView {
   size_t slice = 0;
   ir::ValueId view = ir::kNoValue, input = ir::kNoValue;
   int64_t byte_offset = 0;
+  int output = 0;
 };
 
 // Dense NCW views over laid-out buffers (`ptr`/`bytes` per ValueId; null for values without one):
-// float channel slices of a batch-1 non-constant input, not graph outputs, read by some node, at
-// a byte offset that is a multiple of `align`. Being dense, a view needs only its own bytes kept
-// (overwritten_between on that sub-range), and it is alone when every reader of its input is a
-// channel Slice of a disjoint range, viewed or copied. A Slice of a view copies. In node order.
+// float channel slices (Slice outputs, and Split outputs) of a batch-1 non-constant input, not
+// graph outputs, read by some node, at a byte offset that is a multiple of `align`. Being dense, a
+// view needs only its own bytes kept (overwritten_between on that sub-range), and it is alone when
+// every reader of its input is a channel Slice or Split of ranges disjoint from the view's, viewed
+// or copied. A Slice or Split of a view copies. In node order.
 std::vector<DenseView> choose_dense_views(const ir::Graph& graph, const std::vector<const std::byte*>& ptr,
                                           const std::vector<size_t>& bytes, size_t align);
 

@@ -196,6 +196,48 @@ TEST(ChannelViews, SliceOfAViewCopies) {
   EXPECT_EQ(views_of(g, own_slots(g)), (Names{"slice_a"}));
 }
 
+// x [1, 2h, t] split into halves a, b along channels (the flows' coupling); out = tanh(a) * b.
+// `x_also_read`: a Relu reads all of x too, so no half is alone.
+ir::Graph channel_split_graph(int64_t h, int64_t t, int64_t axis = 1, bool x_also_read = false) {
+  ir::Graph g;
+  test::GraphBuilder b(g);
+  const Shape half = axis == 1 ? Shape{1, h, t} : Shape{1, 2 * h, t / 2};
+  const ir::ValueId x = b.value("x", {1, 2 * h, t}), a = b.value("a", half), c = b.value("c", half),
+                    ta = b.value("ta", half), out = b.value("out", half);
+  g.inputs = {x};
+  ir::Node split = b.node(Op::Split, "split", {x, b.ints("sizes", {axis == 1 ? h : t / 2, axis == 1 ? h : t / 2})}, {a, c});
+  split.attrs.set("axis", axis);
+  g.nodes = {split, b.node(Op::Tanh, "tanh", {a}, ta), b.node(Op::Mul, "mul", {ta, c}, out)};
+  g.outputs = {out};
+  if (x_also_read) {
+    const ir::ValueId r = b.value("r", {1, 2 * h, t});
+    g.nodes.push_back(b.node(Op::Relu, "relu_x", {x}, r));
+    g.outputs.push_back(r);
+  }
+  typed_constants(g);
+  return g;
+}
+
+// A channel Split's outputs are views like channel Slices: each at its channel offset.
+TEST(ChannelViews, ChannelSplitOutputsAreViews) {
+  const ir::Graph g = channel_split_graph(16, 256);
+  const LaidOut l = own_slots(g);
+  const auto views = backends::choose_dense_views(g, l.ptr, l.bytes, kArenaAlign);
+  ASSERT_EQ(views.size(), 2u);
+  for (int o = 0; o < 2; ++o) {
+    EXPECT_EQ(g.nodes[views[o].slice].name, "split");
+    EXPECT_EQ(views[o].output, o);
+    EXPECT_EQ(views[o].view, g.nodes[0].outputs[static_cast<size_t>(o)]);
+    EXPECT_EQ(views[o].byte_offset, o * 16 * 256 * 4);
+  }
+  EXPECT_EQ(views_of(channel_split_graph(16, 256, 2), own_slots(channel_split_graph(16, 256, 2))), Names{});  // along time
+  const ir::Graph shared = channel_split_graph(16, 256, 1, true);
+  EXPECT_EQ(views_of(shared, own_slots(shared)), Names{});  // x also read whole: no half is alone
+  LaidOut reused = own_slots(g);  // tanh writes over x's second half before mul reads c
+  reused.ptr[static_cast<size_t>(g.find_value("ta"))] = reused.ptr[static_cast<size_t>(g.find_value("x"))] + 16 * 256 * 4;
+  EXPECT_EQ(views_of(g, reused), Names{"split"});  // only a stays a view
+}
+
 #ifdef LOCKSTEP_HAVE_CUDA
 
 struct EnvVar {
@@ -245,6 +287,18 @@ TEST(CudaViews, WaveNetLayerMatchesReferenceWithoutSliceCopies) {
   }
 }
 
+TEST(CudaViews, ChannelSplitViewsMatchReferenceAndKeepBits) {
+  LOCKSTEP_REQUIRE_GPU();
+  const ir::Graph g = channel_split_graph(16, 256);
+  const std::vector<Tensor> inputs = {random_tensor({1, 32, 256}, 77)};
+  EXPECT_EQ(cuda::views_taken(*cuda::backend().compile(g, Options{})), 2);
+  expect_cuda_matches_reference(g, inputs, 1, "channel split");
+  expect_views_keep_bits(g, inputs, "channel split");
+  const ir::Graph p = planned(g);
+  expect_cuda_matches_reference(p, inputs, 1, "channel split planned");
+  expect_views_keep_bits(p, inputs, "channel split planned");
+}
+
 TEST(CudaViews, SlicesThatMustCopyStillMatchReference) {
   LOCKSTEP_REQUIRE_GPU();
   struct Case {
@@ -265,7 +319,7 @@ TEST(CudaViews, SlicesThatMustCopyStillMatchReference) {
 TEST(CudaViews, SharedModelsTakeViewsAndKeepBits) {
   LOCKSTEP_REQUIRE_GPU();
   int ran = 0;
-  for (const char* name : {"vits_low_dec_T128", "vits_seed_dec_T256", "vits_seed_174"}) {
+  for (const char* name : {"vits_low_dec_T128", "vits_seed_dec_T256", "vits_seed_174", "vits_seed_flow_T1024"}) {
     const std::string stem = models_dir() + "/" + name;
     if (models_dir().empty() || !std::filesystem::exists(stem + ".onnx")) continue;
     const ir::Graph g = prepare(Model::load(stem + ".onnx"), Options{});

@@ -72,7 +72,7 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     host_times_ = env_is("LOCKSTEP_CUDA_HOST_TIMES", "1");
     pinned_outputs_ = !env_is("LOCKSTEP_CUDA_PINNED_OUTPUTS", "0");
     record_programs();
-    plan_absorptions();
+    replan();
     lay_out();
     take_views();
     absorb_consumers();

@@ -48,7 +48,7 @@ class CudaExecutable final : public Executable {
   void record_programs();
   void lay_out();
   void take_views();
-  void plan_absorptions();
+  void replan();
   void absorb_consumers();
   std::string absorption_unsafe(const Absorption& a) const;
   void fuse_prologues();

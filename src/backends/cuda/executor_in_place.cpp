@@ -25,25 +25,52 @@ void CudaExecutable::take_views() {
   std::vector<const std::byte*> ptr(ctx_->value_ptr_.size());
   for (size_t v = 0; v < ptr.size(); ++v) ptr[v] = static_cast<const std::byte*>(ctx_->value_ptr_[v]);
   // The offset is a multiple of the arena alignment: a view is as aligned as its input.
+  std::vector<std::vector<int>> split_views(graph_.nodes.size());  // per Split node: its viewed outputs
   for (const auto& view : backends::choose_dense_views(graph_, ptr, value_bytes_, kArenaAlign)) {
     ctx_->value_ptr_[static_cast<size_t>(view.view)] = static_cast<std::byte*>(ctx_->ptr(view.input)) + view.byte_offset;
-    programs_[view.slice].launches.clear();
+    if (graph_.nodes[view.slice].op == ir::Op::Split) split_views[view.slice].push_back(view.output);
+    else programs_[view.slice].launches.clear();
     ++views_taken_;
+  }
+  // A Split records one copy per output, in output order (data_movement.cu; no epilogue): drop the
+  // viewed outputs' copies, last first.
+  for (size_t k = 0; k < split_views.size(); ++k) {
+    if (split_views[k].empty()) continue;
+    auto& launches = programs_[k].launches;
+    if (launches.size() != graph_.nodes[k].outputs.size())
+      throw Error(ErrorCode::Internal, "cuda: Split '" + graph_.nodes[k].name + "' has no copy per output to drop");
+    std::sort(split_views[k].rbegin(), split_views[k].rend());
+    for (int o : split_views[k]) launches.erase(launches.begin() + o);
   }
 }
 
-// Absorbed consumers are written at their producer's step, and the producer's fused launch reads
-// its operands up to the last absorbed node: the plan is made again with those live ranges, so the
-// planner keeps those bytes apart (the WN layer's skip sum would otherwise reuse the residual
-// input's bytes, which the same kernel still reads). Kept only within Options.max_memory_bytes.
-void CudaExecutable::plan_absorptions() {
-  if (options_.safe || !graph_.plan || ctx_->absorptions.empty() || env_is("LOCKSTEP_CUDA_ABSORB", "0")) return;
+// The plan is made again with live ranges the graph does not show (kept only within
+// Options.max_memory_bytes): absorbed consumers are written at their producer's step and the
+// producer's fused launch reads its operands up to the last absorbed node, so those bytes stay
+// apart (the WN layer's skip sum would otherwise reuse the residual input's bytes, which the same
+// kernel still reads); a channel Split's input stays until its outputs' last readers, so they can
+// be views (the flows' halves live to the coupling's Concat, and the plan reused the bytes before).
+void CudaExecutable::replan() {
+  if (options_.safe || !graph_.plan) return;
   std::vector<passes::LiveExtension> extensions;
-  for (const Absorption& a : ctx_->absorptions) {
-    const int last = *std::max_element(a.absorbed.begin(), a.absorbed.end());
-    for (ir::ValueId w : a.writes) extensions.push_back({w, a.producer, -1});
-    for (ir::ValueId r : a.reads) extensions.push_back({r, -1, last});
+  if (!env_is("LOCKSTEP_CUDA_ABSORB", "0"))
+    for (const Absorption& a : ctx_->absorptions) {
+      const int last = *std::max_element(a.absorbed.begin(), a.absorbed.end());
+      for (ir::ValueId w : a.writes) extensions.push_back({w, a.producer, -1});
+      for (ir::ValueId r : a.reads) extensions.push_back({r, -1, last});
+    }
+  if (!env_is("LOCKSTEP_CUDA_VIEWS", "0")) {
+    const auto readers = backends::value_readers(graph_);
+    for (size_t k = 0; k < graph_.nodes.size(); ++k) {
+      const ir::Node& node = graph_.nodes[k];
+      if (backends::channel_split(graph_, node).empty() || graph_.value(node.inputs[0]).shape[0] != 1) continue;
+      int last = -1;
+      for (ir::ValueId o : node.outputs)
+        if (!readers[static_cast<size_t>(o)].empty()) last = std::max(last, static_cast<int>(readers[static_cast<size_t>(o)].back()));
+      if (last > static_cast<int>(k)) extensions.push_back({node.inputs[0], -1, last});
+    }
   }
+  if (extensions.empty()) return;
   const std::optional<ir::MemoryPlan> before = graph_.plan;
   try {
     passes::plan_memory(graph_, options_.max_memory_bytes, extensions);
