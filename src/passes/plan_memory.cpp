@@ -109,8 +109,6 @@ int64_t planned_value_bytes(const ir::Value& value) {
   return count * element;
 }
 
-void plan_memory(ir::Graph& graph, int64_t max_memory_bytes) { plan_memory(graph, max_memory_bytes, {}); }
-
 void plan_memory(ir::Graph& graph, int64_t max_memory_bytes, const std::vector<LiveExtension>& extensions) {
   std::vector<Interval> intervals = live_intervals(graph);
   for (const LiveExtension& e : extensions)

@@ -254,11 +254,11 @@ int64_t any_kernel_max_outputs() {
 std::atomic<int> recorded{0};
 
 // One output segment as recorded: channels [c0, c1) after `steps` into dst, which is the node's
-// own output from channel own_c0, or (own_c0 -1) an absorbed consumer's output.
+// own output (own: at channel c0 of it) or an absorbed consumer's output (from its channel 0).
 struct SegmentSpec {
   int c0 = 0, c1 = 0;
   ir::ValueId dst = ir::kNoValue;
-  int own_c0 = 0;
+  bool own = true;
   std::vector<ir::EpilogueStep> steps;
 };
 
@@ -336,7 +336,7 @@ void record_conv_ffma(Context& ctx, int node_index, NodeProgram& program) {
   const size_t max_fused = env_is("LOCKSTEP_CUDA_CONV_FFMA_FUSE", "0") ? 0 : static_cast<size_t>(kMaxFused);
   const size_t fused = fusable_steps(g, node.epilogue, max_fused);
   const ir::ValueId x = node.inputs[0], y = node.outputs[0];
-  SegmentSpec whole{0, base.cout, y, 0, {node.epilogue.begin(), node.epilogue.begin() + static_cast<std::ptrdiff_t>(fused)}};
+  SegmentSpec whole{0, base.cout, y, true, {node.epilogue.begin(), node.epilogue.begin() + static_cast<std::ptrdiff_t>(fused)}};
   const ir::ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : ir::kNoValue;
   const Context* c = &ctx;
   const std::string name = node.name;
@@ -353,7 +353,7 @@ void record_conv_ffma(Context& ctx, int node_index, NodeProgram& program) {
       sg.c1 = segs[i].c1;
       sg.nsteps = static_cast<int>(segs[i].steps.size());
       const Shape shape = {out[0], sg.c1 - sg.c0, out[2]};
-      sg.yn = (segs[i].own_c0 >= 0 ? out[1] : shape[1]) * out[2];
+      sg.yn = (segs[i].own ? out[1] : shape[1]) * out[2];
       operands.emplace_back();
       for (size_t k = 0; k < segs[i].steps.size(); ++k) {
         const ir::EpilogueStep& step = segs[i].steps[k];
@@ -375,8 +375,7 @@ void record_conv_ffma(Context& ctx, int node_index, NodeProgram& program) {
       p.x = c->fptr(x);
       p.bias = bias == ir::kNoValue ? nullptr : c->fptr(bias);
       for (size_t i = 0; i < segs.size(); ++i) {
-        // own_c0 >= 0: the node's output from that channel; else the absorbed consumer's output.
-        p.seg[i].y = segs[i].own_c0 >= 0 ? c->fptr(segs[i].dst) + static_cast<int64_t>(segs[i].own_c0) * p.t_out : c->fptr(segs[i].dst);
+        p.seg[i].y = c->fptr(segs[i].dst) + (segs[i].own ? static_cast<int64_t>(segs[i].c0) * p.t_out : 0);
         for (size_t k = 0; k < operands[i].size(); ++k)
           if (operands[i][k] != ir::kNoValue) p.seg[i].steps[k].operand = c->fptr(operands[i][k]);
       }
@@ -405,11 +404,11 @@ void record_conv_ffma(Context& ctx, int node_index, NodeProgram& program) {
   a.reads.push_back(x);
   bool own = false;
   for (const backends::ChannelSegment& cs : *found) {
-    SegmentSpec spec{static_cast<int>(cs.range.c0), static_cast<int>(cs.range.c0 + cs.range.len), y, static_cast<int>(cs.range.c0), {}};
+    SegmentSpec spec{static_cast<int>(cs.range.c0), static_cast<int>(cs.range.c0 + cs.range.len), y, true, {}};
     const bool absorb = cs.consumer >= 0 && fusable_steps(g, cs.steps, kMaxFused) == cs.steps.size();
     if (absorb) {
       spec.dst = cs.out;
-      spec.own_c0 = -1;
+      spec.own = false;
       spec.steps = cs.steps;
       a.absorbed.push_back(cs.slice);
       a.absorbed.push_back(cs.consumer);
@@ -434,7 +433,7 @@ void record_conv_ffma(Context& ctx, int node_index, NodeProgram& program) {
   a.fused = a.plain + 1;
   std::string absorbed_kernel = kernel + "+absorbed";
   for (const SegmentSpec& spec : segs)
-    if (spec.own_c0 < 0) absorbed_kernel += std::to_string(spec.steps.size());
+    if (!spec.own) absorbed_kernel += std::to_string(spec.steps.size());
   Launch fused_launch{absorbed_kernel, launch_for(segs)};
   fused_launch.when = Launch::When::kGraphOnly;
   program.launches.push_back(std::move(fused_launch));

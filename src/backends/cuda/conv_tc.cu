@@ -359,7 +359,8 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   program.launches.push_back({kernel, launch_from(x, 1.0f)});
   // The same conv with the WN gate in its merge (graph replay; the executor keeps it where the
   // gate's bytes may be written this early, see Absorption).
-  if (const auto gate = absorbable_gate(g, node_index, base, hopper)) {
+  const auto gate = absorbable_gate(g, node_index, base, hopper);
+  if (gate) {
     const ir::Node& ua = g.nodes[static_cast<size_t>(gate->unary_a)];
     const ir::Node& ub = g.nodes[static_cast<size_t>(gate->unary_b)];
     GateParams gp;
@@ -377,17 +378,15 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
     program.launches.push_back(std::move(gated));
     ctx.absorptions.push_back({node_index, {gate->slice_a, gate->slice_b, gate->unary_a, gate->unary_b}, {gate->out}, {}, {},
                                plain, plain + 1});
-    recorded.fetch_add(1);
-    record_epilogue(ctx, node_index, program, ir::kNoValue, fused);
-    return true;
   }
   // The same launch reading the LeakyRelu producer's input (graph replay only; the executor
   // keeps it where that input survives until here, see PrologueFusion).
   // Opt-in (LOCKSTEP_CUDA_FUSE_PROLOGUE=1): the in-place pass per chunk and its barrier cost more than
   // the LeakyRelu kernels they replace on the 512-channel decoder (H200 14:50 UTC: ljs 17.57 ms with,
   // 17.22 without; seed 3.82 / 3.84, low 3.54 / 3.60). Applying it on every read saved the pass but
-  // raised the kernel's register spills (k3 16 -> 164 bytes).
-  const int producer = env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE", "1") ? leaky_producer(g, node_index) : -1;
+  // raised the kernel's register spills (k3 16 -> 164 bytes). A conv with the gate in its merge
+  // takes no prologue: one graph-only launch per node.
+  const int producer = !gate && env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE", "1") ? leaky_producer(g, node_index) : -1;
   if (producer >= 0) {
     const ir::Node& l = g.nodes[static_cast<size_t>(producer)];
     const size_t plain = program.launches.size() - 1;

@@ -233,8 +233,6 @@ __device__ __forceinline__ void lo_from_pairs(const uint32_t* pairs, uint32_t* l
   lo[3] = half_at(pairs[3], 1);
 }
 
-
-
 // The activation as the conv sees it: elementwise.cu's LeakyRelu (same float ops, same bits).
 // pre_alpha = 1 (no prologue) gives v itself, bit for bit (v * 1 == v, NaN stays NaN): no flag
 // to test in the loop.

@@ -337,7 +337,8 @@ void CudaExecutable::copy_outputs_pinned() {
 
 void CudaExecutable::run_graph() {
   if (!graph_exec_) {
-    // Captured once: input copies from pinned staging, every launch, output copies to staging.
+    // Captured once: input copies from pinned staging, every launch, and (pinned outputs off) the
+    // output copies to staging; copy_outputs_pinned() otherwise copies after the graph.
     if (!kernels_begin_) check_cuda(cudaEventCreate(&kernels_begin_), "timing event");
     if (!kernels_end_) check_cuda(cudaEventCreate(&kernels_end_), "timing event");
     if (host_times_) {
@@ -456,15 +457,16 @@ std::vector<Tensor> CudaExecutable::run(const std::vector<Tensor>& inputs, const
   const auto t0 = clock::now();
   stage_inputs(inputs);  // the previous run synchronized, so the staging buffer is free
   const auto t1 = clock::now();
-  const bool graph = !(options.tap || options.fault_for_testing || options_.safe) && !profile_;
-  if (options.tap || options.fault_for_testing || options_.safe) run_eager(options);
+  const bool eager = options.tap || options.fault_for_testing || options_.safe;
+  const bool graph = !eager && !profile_;
+  if (eager) run_eager(options);
   else if (profile_) run_profiled();
   else run_graph();
   const auto t2 = clock::now();
   std::vector<Tensor> outputs;
   for (size_t i = 0; i < graph_.outputs.size(); ++i) {
     const ir::Value& value = graph_.value(graph_.outputs[i]);
-    if (graph && i < pinned_out_.size() && pinned_out_[i]) {
+    if (i < pinned_out_.size() && pinned_out_[i]) {  // filled by this run's run_graph() only
       outputs.push_back(Tensor::over(device_dtype(value.dtype), value.shape, std::move(pinned_out_[i])));
       continue;
     }

@@ -53,12 +53,11 @@ void CudaExecutable::take_views() {
 void CudaExecutable::replan() {
   if (options_.safe || !graph_.plan) return;
   std::vector<passes::LiveExtension> extensions;
-  if (!env_is("LOCKSTEP_CUDA_ABSORB", "0"))
-    for (const Absorption& a : ctx_->absorptions) {
-      const int last = *std::max_element(a.absorbed.begin(), a.absorbed.end());
-      for (ir::ValueId w : a.writes) extensions.push_back({w, a.producer, -1});
-      for (ir::ValueId r : a.reads) extensions.push_back({r, -1, last});
-    }
+  for (const Absorption& a : ctx_->absorptions) {  // none recorded with LOCKSTEP_CUDA_ABSORB=0
+    const int last = *std::max_element(a.absorbed.begin(), a.absorbed.end());
+    for (ir::ValueId w : a.writes) extensions.push_back({w, a.producer, -1});
+    for (ir::ValueId r : a.reads) extensions.push_back({r, -1, last});
+  }
   if (!env_is("LOCKSTEP_CUDA_VIEWS", "0")) {
     const auto readers = backends::value_readers(graph_);
     for (size_t k = 0; k < graph_.nodes.size(); ++k) {
