@@ -97,16 +97,16 @@ bool alone(const ir::Graph& g, const ViewCandidate& c, const std::vector<ViewCan
   return ok;
 }
 
-std::vector<DenseView> choose_dense_views(const ir::Graph& g, const std::vector<const std::byte*>& ptr,
-                                          const std::vector<size_t>& bytes, size_t align) {
+// The dense views of `g` by the shape rules (see choose_dense_views), keeping a candidate only
+// where `keep(node, output, x, own byte range offset and length)` agrees; a view of a view copies.
+static std::vector<DenseView> dense_views(
+    const ir::Graph& g, const std::vector<size_t>& bytes, size_t align,
+    const std::function<bool(size_t, ir::ValueId, ir::ValueId, int64_t, int64_t, size_t)>& keep) {
   const auto readers = value_readers(g);
   std::vector<char> is_output(g.values.size(), 0);
   for (ir::ValueId id : g.outputs) is_output[static_cast<size_t>(id)] = 1;
-  auto span = [&](ir::ValueId id) {
-    const std::byte* p = ptr[static_cast<size_t>(id)];
-    return ByteSpan{p, p ? p + bytes[static_cast<size_t>(id)] : p};
-  };
-  std::vector<ViewCandidate> candidates;
+  std::vector<DenseView> views;
+  std::vector<char> is_view(g.values.size(), 0);
   for (size_t s = 0; s < g.nodes.size(); ++s) {
     const ir::Node& node = g.nodes[s];
     std::vector<ChannelRange> outs;
@@ -119,14 +119,11 @@ std::vector<DenseView> choose_dense_views(const ir::Graph& g, const std::vector<
       const auto vi = static_cast<size_t>(v), xi = static_cast<size_t>(x);
       // A constant's bytes must never take a planted fault; batch > 1 makes the channel block strided.
       if (is_output[vi] || xv.constant.defined() || !is_floating(xv.dtype) || xv.shape[0] != 1 || readers[vi].empty() ||
-          !ptr[xi] || !ptr[vi] || num_elements(xv.shape) == 0 || range.len <= 0)
+          num_elements(xv.shape) == 0 || range.len <= 0 || bytes[xi] == 0)
         continue;
       const int64_t elem = static_cast<int64_t>(bytes[xi]) / num_elements(xv.shape);
-      if ((range.c0 * xv.shape[2] * elem) % static_cast<int64_t>(align) != 0) continue;
-      // A dense view reads only its own sub-range of x: writes elsewhere in x do not matter.
       const int64_t begin = range.c0 * xv.shape[2] * elem, len = range.len * xv.shape[2] * elem;
-      const ByteSpan own{ptr[xi] + begin, ptr[xi] + begin + len};
-      if (overwritten_between(g, s, readers[vi].back(), own, span)) continue;
+      if (begin % static_cast<int64_t>(align) != 0) continue;
       // Alone: every reader of x is a channel Slice or Split of ranges disjoint from this one
       // (this node's own other outputs are), copied or viewed alike.
       bool disjoint = !is_output[xi];
@@ -136,21 +133,31 @@ std::vector<DenseView> choose_dense_views(const ir::Graph& g, const std::vector<
         for (size_t j = 0; j < read.size() && disjoint; ++j)
           disjoint = (k == s && j == o) || read[j].c0 + read[j].len <= range.c0 || range.c0 + range.len <= read[j].c0;
       }
-      if (!disjoint) continue;
-      candidates.push_back({s, range, static_cast<int>(o)});
+      if (!disjoint || !keep(s, v, x, begin, len, readers[vi].back())) continue;
+      if (is_view[xi]) continue;
+      views.push_back({s, v, x, begin, static_cast<int>(o)});
+      is_view[vi] = 1;
     }
   }
-  std::vector<DenseView> views;
-  std::vector<char> is_view(g.values.size(), 0);
-  for (const ViewCandidate& c : candidates) {
-    const ir::Node& node = g.nodes[c.slice];
-    const ir::ValueId x = node.inputs[0], v = node.outputs[static_cast<size_t>(c.output)];
-    if (is_view[static_cast<size_t>(x)]) continue;
-    const int64_t elem = static_cast<int64_t>(bytes[static_cast<size_t>(x)]) / num_elements(g.value(x).shape);
-    views.push_back({c.slice, v, x, c.range.c0 * g.value(x).shape[2] * elem, c.output});
-    is_view[static_cast<size_t>(v)] = 1;
-  }
   return views;
+}
+
+std::vector<DenseView> planned_dense_views(const ir::Graph& g, const std::vector<size_t>& bytes, size_t align) {
+  return dense_views(g, bytes, align, [](size_t, ir::ValueId, ir::ValueId, int64_t, int64_t, size_t) { return true; });
+}
+
+std::vector<DenseView> choose_dense_views(const ir::Graph& g, const std::vector<const std::byte*>& ptr,
+                                          const std::vector<size_t>& bytes, size_t align) {
+  auto span = [&](ir::ValueId id) {
+    const std::byte* p = ptr[static_cast<size_t>(id)];
+    return ByteSpan{p, p ? p + bytes[static_cast<size_t>(id)] : p};
+  };
+  return dense_views(g, bytes, align, [&](size_t s, ir::ValueId v, ir::ValueId x, int64_t begin, int64_t len, size_t last) {
+    const std::byte* base = ptr[static_cast<size_t>(x)];
+    if (!base || !ptr[static_cast<size_t>(v)]) return false;
+    // A dense view reads only its own sub-range of x: writes elsewhere in x do not matter.
+    return !overwritten_between(g, s, last, ByteSpan{base + begin, base + begin + len}, span);
+  });
 }
 
 }  // namespace lockstep::backends

@@ -69,4 +69,9 @@ struct DenseView {
 std::vector<DenseView> choose_dense_views(const ir::Graph& graph, const std::vector<const std::byte*>& ptr,
                                           const std::vector<size_t>& bytes, size_t align);
 
+// The same views by the shape rules alone, before any layout (`bytes` per ValueId): what
+// choose_dense_views takes once a memory plan keeps each view's input live until the view's last
+// reader, with the view inside it (passes::Alias).
+std::vector<DenseView> planned_dense_views(const ir::Graph& graph, const std::vector<size_t>& bytes, size_t align);
+
 }  // namespace lockstep::backends

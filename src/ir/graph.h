@@ -56,6 +56,9 @@ struct MemoryPlan {
   std::vector<int64_t> sizes;    // per ValueId, bytes (float32 for floating values)
   int64_t arena_bytes = 0;
   int64_t lower_bound_bytes = 0;  // largest total of simultaneously live values
+  // Per ValueId when some value is planned inside another's bytes (a backend's channel view;
+  // passes::Alias), else empty: the value it lies in, kNoValue for a value with its own bytes.
+  std::vector<ValueId> alias_of;
 };
 
 class Graph {

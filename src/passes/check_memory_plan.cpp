@@ -59,6 +59,59 @@ void check_memory_plan(const ir::Graph& graph) {
   }
   for (ir::ValueId id : graph.outputs) touch(id, last_step);
 
+  // Aliases (MemoryPlan.alias_of) share their value's bytes, checked as part of it. A view (made by
+  // a Slice or Split of that value) lies inside it, which stays live while the view is read. An
+  // in-place alias (any other node) takes exactly its bytes after every earlier occupant's last
+  // read; at that very step only by a node that reads the occupant (element by element).
+  const bool aliased = !plan.alias_of.empty();
+  if (aliased && plan.alias_of.size() != count)
+    throw Error(ErrorCode::Internal, "memory plan check: alias table size does not match the value count");
+  std::vector<int> producer(count, -1);
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    for (ir::ValueId id : graph.nodes[n].outputs)
+      if (id != ir::kNoValue) producer[static_cast<size_t>(id)] = static_cast<int>(n);
+  std::vector<std::vector<ir::ValueId>> occupants(count), views(count);  // per root
+  for (size_t v = 0; aliased && v < count; ++v) {
+    const ir::ValueId of = plan.alias_of[v];
+    if (of == ir::kNoValue || begin[v] < 0) continue;
+    const ir::ValueId id = static_cast<ir::ValueId>(v);
+    const size_t r = static_cast<size_t>(of);
+    if (of < 0 || r >= count || begin[r] < 0 || plan.alias_of[r] != ir::kNoValue || producer[v] < 0)
+      throw Error(ErrorCode::Internal, "memory plan check: " + label(graph, id) + " is an alias of no stored value");
+    const ir::Node& made_by = graph.nodes[static_cast<size_t>(producer[v])];
+    const bool view = (made_by.op == ir::Op::Slice || made_by.op == ir::Op::Split) && made_by.inputs[0] == of;
+    const int64_t vb = needed_bytes(graph.values[v]), rb = needed_bytes(graph.values[r]);
+    if (view ? plan.offsets[v] < plan.offsets[r] || plan.offsets[v] + vb > plan.offsets[r] + rb
+             : plan.offsets[v] != plan.offsets[r] || vb != rb)
+      throw Error(ErrorCode::Internal, "memory plan check: alias " + label(graph, id) + " lies outside " + label(graph, of));
+    (view ? views : occupants)[r].push_back(id);
+  }
+  for (size_t r = 0; aliased && r < count; ++r) {
+    const ir::ValueId root = static_cast<ir::ValueId>(r);
+    if (!views[r].empty() && !occupants[r].empty())
+      throw Error(ErrorCode::Internal, "memory plan check: " + label(graph, root) + " has both views and in-place aliases");
+    for (ir::ValueId v : views[r]) {
+      if (begin[v] < begin[r])
+        throw Error(ErrorCode::Internal, "memory plan check: view " + label(graph, v) + " is made before " + label(graph, root));
+      end[r] = std::max(end[r], end[v]);
+    }
+    std::vector<ir::ValueId>& in_turn = occupants[r];
+    std::sort(in_turn.begin(), in_turn.end(), [&](ir::ValueId a, ir::ValueId b) { return begin[a] < begin[b]; });
+    ir::ValueId previous = root;
+    for (ir::ValueId v : in_turn) {
+      const ir::Node& made_by = graph.nodes[static_cast<size_t>(producer[static_cast<size_t>(v)])];
+      const bool reads_previous = std::find(made_by.inputs.begin(), made_by.inputs.end(), previous) != made_by.inputs.end() ||
+                                  std::any_of(made_by.epilogue.begin(), made_by.epilogue.end(),
+                                              [&](const ir::EpilogueStep& st) { return st.operand == previous; });
+      if (end[previous] > begin[v] || (end[previous] == begin[v] && !reads_previous))
+        throw Error(ErrorCode::Internal, "memory plan check: " + label(graph, v) + " takes the bytes of " +
+                                             label(graph, previous) + " while it is still read (step " +
+                                             std::to_string(end[previous]) + ")");
+      end[r] = std::max(end[r], end[v]);
+      previous = v;
+    }
+  }
+
   std::vector<Slot> slots;
   for (size_t v = 0; v < count; ++v) {
     if (begin[v] < 0) continue;
@@ -73,7 +126,7 @@ void check_memory_plan(const ir::Graph& graph) {
                                            " bytes at offset " + std::to_string(offset) + ", slot is " +
                                            std::to_string(plan.sizes[v]) + " in an arena of " +
                                            std::to_string(plan.arena_bytes));
-    if (bytes > 0) slots.push_back({id, begin[v], end[v], offset, offset + bytes});
+    if (bytes > 0 && !(aliased && plan.alias_of[v] != ir::kNoValue)) slots.push_back({id, begin[v], end[v], offset, offset + bytes});
   }
 
   // Sweep over byte order: each slot is compared with the earlier-starting slots still open.

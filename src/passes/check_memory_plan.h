@@ -6,7 +6,8 @@
 namespace lockstep::passes {
 
 // Recomputes liveness from the graph, independently of plan_memory, and proves that no two
-// simultaneously live values share a byte and every stored value fits its slot. Throws
+// simultaneously live values share a byte and every stored value fits its slot. An alias
+// (MemoryPlan.alias_of) must lie inside its value, which then counts as live over the alias's reads. Throws
 // Error(Internal) naming both values of an overlap (or the one value that is misplaced).
 void check_memory_plan(const ir::Graph& graph);
 

@@ -99,6 +99,31 @@ Placement place(const std::vector<Interval>& order, size_t value_count, bool bes
   return result;
 }
 
+// Folds each alias into the value it lies in: that value lives over the alias's range too, and
+// the alias leaves the list (it takes no bytes). Returns alias_of per value (empty when none).
+std::vector<ir::ValueId> fold_aliases(const ir::Graph& graph, const std::vector<Alias>& aliases,
+                                      std::vector<Interval>& intervals) {
+  if (aliases.empty()) return {};
+  std::vector<ir::ValueId> alias_of(graph.values.size(), ir::kNoValue);
+  for (const Alias& a : aliases) alias_of[static_cast<size_t>(a.value)] = a.of;
+  std::vector<int> at(graph.values.size(), -1);  // interval index per value
+  for (size_t i = 0; i < intervals.size(); ++i) at[static_cast<size_t>(intervals[i].id)] = static_cast<int>(i);
+  for (const Alias& a : aliases) {
+    const std::string what = "plan_memory: alias '" + graph.value(a.value).name + "' in '" + graph.value(a.of).name + "'";
+    const int ai = at[static_cast<size_t>(a.value)], ri = at[static_cast<size_t>(a.of)];
+    if (ai < 0 || ri < 0 || alias_of[static_cast<size_t>(a.of)] != ir::kNoValue)
+      throw Error(ErrorCode::Internal, what + ": both must be stored values and the second no alias");
+    if (a.byte_offset < 0 || a.byte_offset % kAlignment != 0 ||
+        a.byte_offset + planned_value_bytes(graph.value(a.value)) > planned_value_bytes(graph.value(a.of)))
+      throw Error(ErrorCode::Internal, what + " at byte " + std::to_string(a.byte_offset) + " does not fit aligned");
+    Interval& root = intervals[static_cast<size_t>(ri)];
+    root.first = std::min(root.first, intervals[static_cast<size_t>(ai)].first);
+    root.last = std::max(root.last, intervals[static_cast<size_t>(ai)].last);
+  }
+  std::erase_if(intervals, [&](const Interval& iv) { return alias_of[static_cast<size_t>(iv.id)] != ir::kNoValue; });
+  return alias_of;
+}
+
 }  // namespace
 
 int64_t planned_value_bytes(const ir::Value& value) {
@@ -109,14 +134,19 @@ int64_t planned_value_bytes(const ir::Value& value) {
   return count * element;
 }
 
-void plan_memory(ir::Graph& graph, int64_t max_memory_bytes, const std::vector<LiveExtension>& extensions) {
+void plan_memory(ir::Graph& graph, int64_t max_memory_bytes, const PlanAdjustments& adjustments) {
   std::vector<Interval> intervals = live_intervals(graph);
-  for (const LiveExtension& e : extensions)
+  std::vector<ir::ValueId> root(graph.values.size(), ir::kNoValue);  // an extension of an alias stretches its value
+  for (const Alias& a : adjustments.aliases) root[static_cast<size_t>(a.value)] = a.of;
+  for (const LiveExtension& e : adjustments.extensions) {
+    const ir::ValueId target = root[static_cast<size_t>(e.value)] != ir::kNoValue ? root[static_cast<size_t>(e.value)] : e.value;
     for (Interval& iv : intervals) {
-      if (iv.id != e.value) continue;
+      if (iv.id != target) continue;
       if (e.first >= 0) iv.first = std::min(iv.first, e.first);
       if (e.last >= 0) iv.last = std::max(iv.last, e.last);
     }
+  }
+  std::vector<ir::ValueId> alias_of = fold_aliases(graph, adjustments.aliases, intervals);
   ir::MemoryPlan plan;
   plan.offsets.assign(graph.values.size(), -1);
   plan.sizes.assign(graph.values.size(), 0);
@@ -144,6 +174,11 @@ void plan_memory(ir::Graph& graph, int64_t max_memory_bytes, const std::vector<L
     }
   plan.offsets = std::move(chosen.offsets);
   plan.arena_bytes = chosen.arena_bytes;
+  for (const Alias& a : adjustments.aliases) {
+    plan.offsets[static_cast<size_t>(a.value)] = plan.offsets[static_cast<size_t>(a.of)] + a.byte_offset;
+    plan.sizes[static_cast<size_t>(a.value)] = planned_value_bytes(graph.value(a.value));
+  }
+  plan.alias_of = std::move(alias_of);
   plan.lower_bound_bytes = peak_live_bytes(intervals, static_cast<int>(graph.nodes.size()));
   if (max_memory_bytes > 0 && plan.arena_bytes > max_memory_bytes)
     throw Error(ErrorCode::LimitExceeded, "planned arena needs " + std::to_string(plan.arena_bytes) +

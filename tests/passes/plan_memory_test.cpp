@@ -44,7 +44,7 @@ TEST(PlanMemory, LiveExtensionsKeepEarlyWritesApart) {
   auto s = b.node(Op::Sigmoid, "s", {t}, {16, 16});
   auto r = b.node(Op::Relu, "r", {s}, {16, 16});
   b.output(r);
-  passes::plan_memory(b.graph(), 0, {{x, -1, 1}, {s, 0, -1}});
+  passes::plan_memory(b.graph(), 0, {.extensions = {{x, -1, 1}, {s, 0, -1}}});
   const auto& plan = *b.graph().plan;
   EXPECT_FALSE(overlaps(plan, s, x));
   EXPECT_FALSE(overlaps(plan, s, t));
@@ -52,6 +52,67 @@ TEST(PlanMemory, LiveExtensionsKeepEarlyWritesApart) {
   passes::check_memory_plan(b.graph());
   passes::plan_memory(b.graph());  // without them, s takes x's dead bytes
   EXPECT_TRUE(overlaps(*b.graph().plan, x, s));
+}
+
+// y [1,32,16] = Relu(x); v = y[:, 16:32] by a Slice; t = Tanh(v). With v planned inside y (a
+// backend's view, 16 * 16 floats in), y lives until Tanh reads v, so t never takes y's bytes.
+TEST(PlanMemory, ViewAliasesTakeNoBytesAndKeepTheirValueLive) {
+  testing::GraphBuilder b;
+  auto x = b.input("x", {1, 32, 16});
+  auto y = b.node(Op::Relu, "y", {x}, {1, 32, 16});
+  auto v = b.node(Op::Slice, "v", {y, b.ints("s", {16}), b.ints("e", {32}), b.ints("a", {1})}, {1, 16, 16});
+  auto t = b.node(Op::Tanh, "t", {v}, {1, 16, 16});
+  b.output(t);
+  passes::plan_memory(b.graph());
+  EXPECT_TRUE(b.graph().plan->alias_of.empty());
+  passes::plan_memory(b.graph(), 0, {.aliases = {{v, y, 1024}}});
+  const auto& plan = *b.graph().plan;
+  EXPECT_EQ(plan.alias_of[v], y);
+  EXPECT_EQ(plan.alias_of[y], ir::kNoValue);
+  EXPECT_EQ(plan.offsets[v], plan.offsets[y] + 1024);
+  EXPECT_EQ(plan.sizes[v], 1024);
+  EXPECT_FALSE(overlaps(plan, y, t));
+  EXPECT_EQ(plan.lower_bound_bytes, 4096);  // x and y at step 0; y and t (3072) at step 2
+  passes::check_memory_plan(b.graph());
+  ir::verify(b.graph());
+}
+
+// x_new = Add(x, r) written over x (an absorbed consumer's in-place pair): one buffer for both.
+TEST(PlanMemory, InPlaceAliasesShareTheirValuesBytes) {
+  testing::GraphBuilder b;
+  auto x = b.input("x", {16, 16});
+  auto x0 = b.node(Op::Tanh, "x0", {x}, {16, 16});
+  auto r = b.node(Op::Sigmoid, "r", {x}, {16, 16});
+  auto x1 = b.node(Op::Add, "x1", {x0, r}, {16, 16});
+  auto x2 = b.node(Op::Add, "x2", {x1, r}, {16, 16});
+  b.output(x2);
+  passes::plan_memory(b.graph(), 0, {.aliases = {{x1, x0, 0}, {x2, x0, 0}}});
+  const auto& plan = *b.graph().plan;
+  EXPECT_EQ(plan.offsets[x1], plan.offsets[x0]);
+  EXPECT_EQ(plan.offsets[x2], plan.offsets[x0]);
+  EXPECT_FALSE(overlaps(plan, x0, r));
+  passes::check_memory_plan(b.graph());
+}
+
+TEST(PlanMemory, AliasesThatCannotHoldAreRejected) {
+  testing::GraphBuilder b;
+  auto x = b.input("x", {1, 32, 16});
+  auto y = b.node(Op::Relu, "y", {x}, {1, 32, 16});
+  auto v = b.node(Op::Slice, "v", {y, b.ints("s", {16}), b.ints("e", {32}), b.ints("a", {1})}, {1, 16, 16});
+  auto t = b.node(Op::Tanh, "t", {v}, {1, 16, 16});
+  b.output(t);
+  auto expect_internal = [&](const passes::PlanAdjustments& adjust, const char* what) {
+    try {
+      passes::plan_memory(b.graph(), 0, adjust);
+      ADD_FAILURE() << what << ": no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::Internal) << what;
+      EXPECT_NE(std::string(e.what()).find("alias 'v'"), std::string::npos) << e.what();
+    }
+  };
+  expect_internal({.aliases = {{v, y, 2048}}}, "past the end of y");
+  expect_internal({.aliases = {{v, y, 100}}}, "unaligned");
+  expect_internal({.aliases = {{y, x, 0}, {v, y, 0}}}, "an alias of an alias");
 }
 
 TEST(PlanMemory, EpilogueOperandsAndGraphOutputsStayLive) {
@@ -142,6 +203,50 @@ TEST(CheckMemoryPlan, CatchesCorruptedPlans) {
   ir::Graph none = b.graph();
   none.plan.reset();
   EXPECT_THROW(passes::check_memory_plan(none), Error);
+}
+
+
+TEST(CheckMemoryPlan, CatchesAliasesThatDoNotHold) {
+  testing::GraphBuilder b;
+  auto x = b.input("x", {1, 32, 16});
+  auto y = b.node(Op::Relu, "y", {x}, {1, 32, 16});
+  auto v = b.node(Op::Slice, "v", {y, b.ints("s", {16}), b.ints("e", {32}), b.ints("a", {1})}, {1, 16, 16});
+  auto t = b.node(Op::Tanh, "t", {v}, {1, 16, 16});
+  auto u = b.node(Op::Sigmoid, "u", {t}, {1, 16, 16});
+  b.output(u);
+  passes::plan_memory(b.graph(), 0, {.aliases = {{v, y, 1024}, {u, t, 0}}});
+  passes::check_memory_plan(b.graph());
+  auto expect_caught = [&](ir::Graph g, const char* want) {
+    try {
+      passes::check_memory_plan(g);
+      ADD_FAILURE() << want << ": not caught";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::Internal);
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  };
+  ir::Graph outside = b.graph();
+  outside.plan->offsets[v] = outside.plan->offsets[y] + 2048;  // past y's end
+  expect_caught(outside, "'v' lies outside");
+  ir::Graph reused = b.graph();
+  reused.plan->offsets[t] = reused.plan->offsets[y];  // t over y while v, inside y, is still read
+  reused.plan->offsets[u] = reused.plan->offsets[t];
+  expect_caught(reused, "overlaps");
+
+  // In place while still read: b = Sigmoid(a) over a, but Exp reads a after it.
+  testing::GraphBuilder c;
+  auto cx = c.input("x", {16, 16});
+  auto ca = c.node(Op::Tanh, "a", {cx}, {16, 16});
+  auto cb = c.node(Op::Sigmoid, "b", {ca}, {16, 16});
+  auto ce = c.node(Op::Exp, "e", {ca}, {16, 16});
+  c.output(cb);
+  c.output(ce);
+  passes::plan_memory(c.graph());
+  ir::Graph late = c.graph();
+  late.plan->alias_of.assign(late.values.size(), ir::kNoValue);
+  late.plan->alias_of[cb] = ca;
+  late.plan->offsets[cb] = late.plan->offsets[ca];
+  expect_caught(late, "'a' while it is still read (step 2)");
 }
 
 }  // namespace

@@ -376,7 +376,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
     Launch gated{kernel + "+gate_" + ir::op_name(ua.op) + "_" + ir::op_name(ub.op), launch_from(x, 1.0f, gp, gate->out)};
     gated.when = Launch::When::kGraphOnly;
     program.launches.push_back(std::move(gated));
-    ctx.absorptions.push_back({node_index, {gate->slice_a, gate->slice_b, gate->unary_a, gate->unary_b}, {gate->out}, {}, {},
+    ctx.absorptions.push_back({{node_index, {gate->slice_a, gate->slice_b, gate->unary_a, gate->unary_b}, {gate->out}, {}, {}},
                                plain, plain + 1});
   }
   // The same launch reading the LeakyRelu producer's input (graph replay only; the executor

@@ -68,6 +68,10 @@ size_t device_elem_size(DType dtype) {
   return 4;
 }
 
+size_t value_device_bytes(const ir::Value& value) {
+  return static_cast<size_t>(num_elements(value.shape)) * device_elem_size(value.dtype);
+}
+
 Precision parse_precision(const std::string& name) {
   if (name == "fp32" || name.empty()) return Precision::kFp32;
   if (name == "tf32") return Precision::kTf32;

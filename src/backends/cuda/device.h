@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/in_place_plan.h"
 #include "ir/graph.h"
 #include "lockstep/lockstep.h"
 
@@ -31,6 +32,7 @@ bool device_available(std::string* why_not);
 
 // Bytes per element of a value on the device: floating values are float32, bool is one byte.
 size_t device_elem_size(DType dtype);
+size_t value_device_bytes(const ir::Value& value);  // numel x device_elem_size
 DType device_dtype(DType dtype);  // Float64 -> Float32, others unchanged
 
 // One kernel (or library call) of a node, in execution order.
@@ -61,12 +63,7 @@ struct PrologueFusion {
 // the producer's time is safe (known once the arena is laid out): no other launch up to the last
 // absorbed node touches their bytes, and they overlap nothing the fused launch reads except an
 // element-wise in-place pair. The absorbed nodes then run in eager runs only.
-struct Absorption {
-  int producer = -1;
-  std::vector<int> absorbed;          // node indices, each after the producer
-  std::vector<ir::ValueId> writes;    // values the fused launch writes
-  std::vector<ir::ValueId> reads;     // values it reads while it writes (made before the producer)
-  std::vector<std::pair<ir::ValueId, ir::ValueId>> in_place;  // (write, read) pairs read and written element by element
+struct Absorption : backends::EarlyAccess {  // producer, absorbed, writes, reads, in-place pairs
   size_t plain = 0, fused = 0;        // launch indices in the producer's program
 };
 

@@ -20,10 +20,6 @@ constexpr size_t kMinWorkspace = size_t{4} << 20;  // cuBLAS's own needs on Hopp
 
 size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
-size_t value_device_bytes(const ir::Value& v) {
-  return static_cast<size_t>(num_elements(v.shape)) * device_elem_size(v.dtype);
-}
-
 void record_node(Context& ctx, int index, NodeProgram& program) {
   const ir::Node& node = ctx.graph().nodes[static_cast<size_t>(index)];
   switch (node.op) {
@@ -508,6 +504,12 @@ int consumers_absorbed(const Executable& executable) {
   const auto* cuda = dynamic_cast<const CudaExecutable*>(&executable);
   if (!cuda) throw Error(ErrorCode::InvalidArgument, "consumers_absorbed needs a CUDA executable");
   return cuda->consumers_absorbed();
+}
+
+int64_t planned_arena_bytes(const Executable& executable) {
+  const auto* cuda = dynamic_cast<const CudaExecutable*>(&executable);
+  if (!cuda) throw Error(ErrorCode::InvalidArgument, "planned_arena_bytes needs a CUDA executable");
+  return cuda->planned_arena_bytes();
 }
 
 int prologues_fused(const Executable& executable) {

@@ -35,6 +35,8 @@ class CudaExecutable final : public Executable {
   int views_taken() const { return views_taken_; }
   // Test-only (see testing.h): producers that compute their absorbed consumers in graph replay.
   int consumers_absorbed() const { return consumers_absorbed_; }
+  // Test-only (see testing.h): the memory plan's arena bytes (0 without a plan).
+  int64_t planned_arena_bytes() const { return graph_.plan ? graph_.plan->arena_bytes : 0; }
   // Test-only (see testing.h): Convs that apply their LeakyRelu producer in graph replay.
   int prologues_fused() const { return prologues_fused_; }
 
@@ -74,6 +76,7 @@ class CudaExecutable final : public Executable {
   int prologues_fused_ = 0;  // PrologueFusion entries kept (device.h)
   int consumers_absorbed_ = 0;  // Absorption entries kept (device.h)
   int views_taken_ = 0;  // channel-slice views (backends/channel_views.h): Slices with no launches
+  std::vector<ir::ValueId> planned_views_;  // views the memory plan put inside their inputs (replan)
 
   // One allocation: constants, the planned arena, unplanned values, workspace, scratch
   // (safe mode: every slot separate, with canary guards, plus the guard table).

@@ -12,7 +12,7 @@
 
 #include "backends/channel_views.h"
 #include "backends/cuda/executor.h"
-#include "passes/plan_memory.h"
+#include "backends/in_place_plan.h"
 
 namespace lockstep::cuda {
 
@@ -26,12 +26,18 @@ void CudaExecutable::take_views() {
   for (size_t v = 0; v < ptr.size(); ++v) ptr[v] = static_cast<const std::byte*>(ctx_->value_ptr_[v]);
   // The offset is a multiple of the arena alignment: a view is as aligned as its input.
   std::vector<std::vector<int>> split_views(graph_.nodes.size());  // per Split node: its viewed outputs
+  std::vector<char> taken(graph_.values.size(), 0);
   for (const auto& view : backends::choose_dense_views(graph_, ptr, value_bytes_, kArenaAlign)) {
+    taken[static_cast<size_t>(view.view)] = 1;
     ctx_->value_ptr_[static_cast<size_t>(view.view)] = static_cast<std::byte*>(ctx_->ptr(view.input)) + view.byte_offset;
     if (graph_.nodes[view.slice].op == ir::Op::Split) split_views[view.slice].push_back(view.output);
     else programs_[view.slice].launches.clear();
     ++views_taken_;
   }
+  // A view the plan put inside its input has no bytes of its own: its copy must go.
+  for (ir::ValueId v : planned_views_)
+    if (!taken[static_cast<size_t>(v)])
+      throw Error(ErrorCode::Internal, "cuda: the memory plan put '" + graph_.value(v).name + "' inside its input, but it is no view");
   // A Split records one copy per output, in output order (data_movement.cu; no epilogue): drop the
   // viewed outputs' copies, last first.
   for (size_t k = 0; k < split_views.size(); ++k) {
@@ -44,38 +50,30 @@ void CudaExecutable::take_views() {
   }
 }
 
-// The plan is made again with live ranges the graph does not show (kept only within
-// Options.max_memory_bytes): absorbed consumers are written at their producer's step and the
-// producer's fused launch reads its operands up to the last absorbed node, so those bytes stay
-// apart (the WN layer's skip sum would otherwise reuse the residual input's bytes, which the same
-// kernel still reads); a channel Split's input stays until its outputs' last readers, so they can
-// be views (the flows' halves live to the coupling's Concat, and the plan reused the bytes before).
+// The plan is made again (backends::plan_in_place, kept only within Options.max_memory_bytes):
+// every dense channel view lies inside its input, which stays live until the view's last reader,
+// and absorbed consumers' values live from their producer's step, its operands to the last
+// absorbed node. Safe mode keeps the graph's plan.
 void CudaExecutable::replan() {
   if (options_.safe || !graph_.plan) return;
-  std::vector<passes::LiveExtension> extensions;
-  for (const Absorption& a : ctx_->absorptions) {  // none recorded with LOCKSTEP_CUDA_ABSORB=0
-    const int last = *std::max_element(a.absorbed.begin(), a.absorbed.end());
-    for (ir::ValueId w : a.writes) extensions.push_back({w, a.producer, -1});
-    for (ir::ValueId r : a.reads) extensions.push_back({r, -1, last});
-  }
-  if (!env_is("LOCKSTEP_CUDA_VIEWS", "0")) {
-    const auto readers = backends::value_readers(graph_);
-    for (size_t k = 0; k < graph_.nodes.size(); ++k) {
-      const ir::Node& node = graph_.nodes[k];
-      if (backends::channel_split(graph_, node).empty() || graph_.value(node.inputs[0]).shape[0] != 1) continue;
-      int last = -1;
-      for (ir::ValueId o : node.outputs)
-        if (!readers[static_cast<size_t>(o)].empty()) last = std::max(last, static_cast<int>(readers[static_cast<size_t>(o)].back()));
-      if (last > static_cast<int>(k)) extensions.push_back({node.inputs[0], -1, last});
-    }
-  }
-  if (extensions.empty()) return;
+  std::vector<size_t> bytes(graph_.values.size());
+  for (size_t v = 0; v < bytes.size(); ++v)
+    if (!graph_.values[v].constant.defined()) bytes[v] = value_device_bytes(graph_.values[v]);
+  // None recorded with LOCKSTEP_CUDA_ABSORB=0.
+  const std::vector<backends::EarlyAccess> accesses(ctx_->absorptions.begin(), ctx_->absorptions.end());
   const std::optional<ir::MemoryPlan> before = graph_.plan;
   try {
-    passes::plan_memory(graph_, options_.max_memory_bytes, extensions);
+    for (const auto& view : backends::plan_in_place(graph_, bytes, kArenaAlign, accesses, !env_is("LOCKSTEP_CUDA_VIEWS", "0"),
+                                                    options_.max_memory_bytes))
+      planned_views_.push_back(view.view);
   } catch (const Error&) {
-    graph_.plan = before;  // over the cap: the graph's plan, fewer absorptions
+    graph_.plan = before;  // over the cap: the graph's plan, fewer absorptions and views
+    planned_views_.clear();
   }
+  if (env_is("LOCKSTEP_CUDA_ABSORB_LOG", "1"))
+    std::fprintf(stderr, "lockstep cuda: memory plan %lld bytes (the graph's %lld), live bound %lld; %zu views planned in place\n",
+                 static_cast<long long>(graph_.plan->arena_bytes), static_cast<long long>(before->arena_bytes),
+                 static_cast<long long>(graph_.plan->lower_bound_bytes), planned_views_.size());
 }
 
 // Why the fused launch of `a` may not write its values at the producer's time in graph replay

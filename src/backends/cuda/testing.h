@@ -2,6 +2,7 @@
 // that safe mode catches out-of-bounds writes and that channel-slice views drop their copies.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "lockstep/lockstep.h"
@@ -24,5 +25,9 @@ int prologues_fused(const Executable& executable);
 // replay (Absorption: the WN gate in a split conv's merge, the residual and skip Adds in a 1x1
 // conv's store); the absorbed nodes' kernels run only in eager runs. CUDA builds only, as above.
 int consumers_absorbed(const Executable& executable);
+
+// The bytes of the memory plan `executable` laid its values out by (the graph's plan, or the
+// executor's re-plan with views in place and absorbed consumers). CUDA builds only, as above.
+int64_t planned_arena_bytes(const Executable& executable);
 
 }  // namespace lockstep::cuda
