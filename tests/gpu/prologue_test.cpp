@@ -1,9 +1,10 @@
 // Prologue fusion on the CUDA backend (PrologueFusion, device.h): in graph replay a tensor-core
-// Conv reads its LeakyRelu producer's input and applies the LeakyRelu itself (opt-in:
-// LOCKSTEP_CUDA_FUSE_PROLOGUE=1), and an elementwise kernel applies a unary producer of one of its
-// operands as it reads (the WN gate's Tanh; on by default, LOCKSTEP_CUDA_FUSE_OPERAND=0 turns it
-// off); the producer's kernel is skipped, eager runs (taps) keep both kernels. Checked against the
-// float64 reference, against the unfused bits, and for the cases that must not fuse.
+// Conv reads its LeakyRelu producer's input and applies the LeakyRelu itself (by default at most
+// 32 output channels; LOCKSTEP_CUDA_FUSE_PROLOGUE=1: every eligible conv), and an elementwise
+// kernel applies a unary producer of one of its operands as it reads (the WN gate's Tanh; on by
+// default, LOCKSTEP_CUDA_FUSE_OPERAND=0 turns it off); the producer's kernel is skipped, eager
+// runs (taps) keep both kernels. Checked against the float64 reference, against the unfused bits,
+// and for the cases that must not fuse.
 #include <gtest/gtest.h>
 
 #ifdef LOCKSTEP_HAVE_CUDA
@@ -24,14 +25,14 @@ using ir::Op;
 
 constexpr int64_t kC = 64, kT = 2048, kK = 7;
 
-// HiFi-GAN's resblock step: a = LeakyRelu(x, 0.1); y = Conv(a) + bias + x. With `second_reader`,
-// a is also a graph output (then the LeakyRelu must run: no fusion).
-ir::Graph resblock(bool second_reader) {
+// HiFi-GAN's resblock step with c channels: a = LeakyRelu(x, 0.1); y = Conv(a) + bias + x. With
+// `second_reader`, a is also a graph output (then the LeakyRelu must run: no fusion).
+ir::Graph resblock(bool second_reader, int64_t c = kC) {
   ir::Graph g;
   test::GraphBuilder b(g);
-  const ir::ValueId x = b.value("x", {1, kC, kT}), a = b.value("a", {1, kC, kT}), y = b.value("y", {1, kC, kT});
-  const ir::ValueId w = b.value("w", {kC, kC, kK}, random_tensor({kC, kC, kK}, 41, DType::Float32, -0.1f, 0.1f));
-  const ir::ValueId bias = b.value("bias", {kC}, random_tensor({kC}, 42));
+  const ir::ValueId x = b.value("x", {1, c, kT}), a = b.value("a", {1, c, kT}), y = b.value("y", {1, c, kT});
+  const ir::ValueId w = b.value("w", {c, c, kK}, random_tensor({c, c, kK}, 41, DType::Float32, -0.1f, 0.1f));
+  const ir::ValueId bias = b.value("bias", {c}, random_tensor({c}, 42));
   g.inputs = {x};
   g.outputs = second_reader ? std::vector<ir::ValueId>{y, a} : std::vector<ir::ValueId>{y};
   ir::Node leaky = b.node(Op::LeakyRelu, "leaky", {x}, a);
@@ -44,7 +45,7 @@ ir::Graph resblock(bool second_reader) {
   return g;
 }
 
-// Compiles with the (opt-in) prologue fusion on.
+// Compiles with the prologue fusion on for every eligible conv.
 std::unique_ptr<Executable> compile_with_prologue_fusion(const ir::Graph& g) {
   setenv("LOCKSTEP_CUDA_FUSE_PROLOGUE", "1", 1);
   auto exe = cuda::backend().compile(g, Options{});
@@ -62,7 +63,7 @@ TEST(CudaPrologue, LeakyReluFusedIntoTheConvMatchesReferenceAndUnfusedBits) {
   const cpu_test::Diff d = cpu_test::diff(got, reference::evaluate(g, inputs)[0]);
   EXPECT_TRUE(d.finite);
   EXPECT_LE(d.rel_l2, kGpuRelL2);
-  auto plain = cuda::backend().compile(g, Options{});  // the default: not fused
+  auto plain = cuda::backend().compile(g, Options{});  // the default at 64 output channels: not fused
   EXPECT_EQ(cuda::prologues_fused(*plain), 0);
   EXPECT_TRUE(same_bits(got, plain->run(inputs)[0])) << "the fused prologue changed the bits";
   // Eager (tapped) runs keep the LeakyRelu kernel: its value is tapped and matches float64, and
@@ -80,6 +81,25 @@ TEST(CudaPrologue, LeakyReluFusedIntoTheConvMatchesReferenceAndUnfusedBits) {
   just_leaky.nodes.resize(1);
   EXPECT_LE(cpu_test::diff(tapped_a, reference::evaluate(just_leaky, inputs)[0]).rel_l2, kGpuRelL2);
   expect_cuda_matches_reference(g, inputs, kC * kK, "leaky + conv + residual");
+}
+
+// At most 32 output channels (one output tile) the prologue is fused by default; =0 turns it off.
+TEST(CudaPrologue, SmallConvFusesByDefaultWithTheSameBits) {
+  LOCKSTEP_REQUIRE_GPU();
+  const ir::Graph g = resblock(false, 32);
+  const std::vector<Tensor> inputs = {random_tensor({1, 32, kT}, 47)};
+  auto fused = cuda::backend().compile(g, Options{});
+  EXPECT_EQ(cuda::prologues_fused(*fused), 1);
+  const Tensor got = fused->run(inputs)[0];
+  EXPECT_LE(cpu_test::diff(got, reference::evaluate(g, inputs)[0]).rel_l2, kGpuRelL2);
+  setenv("LOCKSTEP_CUDA_FUSE_PROLOGUE", "0", 1);
+  auto plain = cuda::backend().compile(g, Options{});
+  unsetenv("LOCKSTEP_CUDA_FUSE_PROLOGUE");
+  EXPECT_EQ(cuda::prologues_fused(*plain), 0);
+  EXPECT_TRUE(same_bits(got, plain->run(inputs)[0])) << "the fused prologue changed the bits";
+  RunOptions tap;  // eager: the LeakyRelu kernel runs
+  tap.tap = [](const ir::Node&, int, const Tensor&) {};
+  EXPECT_TRUE(same_bits(got, fused->run(inputs, tap)[0])) << "eager and graph runs differ";
 }
 
 TEST(CudaPrologue, ProducerWithAnotherReaderIsNotFused) {

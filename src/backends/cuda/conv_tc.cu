@@ -380,13 +380,17 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
                                plain, plain + 1});
   }
   // The same launch reading the LeakyRelu producer's input (graph replay only; the executor
-  // keeps it where that input survives until here, see PrologueFusion).
-  // Opt-in (LOCKSTEP_CUDA_FUSE_PROLOGUE=1): the in-place pass per chunk and its barrier cost more than
-  // the LeakyRelu kernels they replace on the 512-channel decoder (H200 14:50 UTC: ljs 17.57 ms with,
-  // 17.22 without; seed 3.82 / 3.84, low 3.54 / 3.60). Applying it on every read saved the pass but
-  // raised the kernel's register spills (k3 16 -> 164 bytes). A conv with the gate in its merge
-  // takes no prologue: one graph-only launch per node.
-  const int producer = !gate && env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE", "1") ? leaky_producer(g, node_index) : -1;
+  // keeps it where that input survives until here, see PrologueFusion). Every output-channel tile
+  // repeats the in-place pass over each input chunk (and its barrier), so it pays only where one
+  // tile covers the outputs: H200 2026-12-01, all HiFi-GAN resblock convs fused against none, net
+  // ms per channel width: 8/16/32 channels -0.025 each on seed, 32 -0.054 on low, -0.041 on ljs;
+  // 64 -0.015 / -0.004 / +0.041; 128 +0.022 (low) and +0.206 (ljs); 256 +0.109 (ljs). Applying it
+  // on every read saved the pass but raised the kernel's register spills (k3 16 -> 164 bytes). A
+  // conv with the gate in its merge takes no prologue: one graph-only launch per node.
+  // LOCKSTEP_CUDA_FUSE_PROLOGUE=1 fuses every eligible conv, =0 none (A/B timing).
+  const bool prologue_ok = env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE", "1") ||
+                           (!env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE", "0") && cout <= tc::kPrologueMaxCout);
+  const int producer = !gate && prologue_ok ? leaky_producer(g, node_index) : -1;
   if (producer >= 0) {
     const ir::Node& l = g.nodes[static_cast<size_t>(producer)];
     const size_t plain = program.launches.size() - 1;

@@ -143,6 +143,9 @@ inline TileKind choose_tile(int n, int cout, int t_out, int ks, int sms) {
   return ks >= 5 && cout % 32 == 0 ? TileKind::k32x256 : TileKind::k64x128;
 }
 
+// The LeakyRelu prologue (conv_tc.cu) by default only where one 32-row output tile covers cout.
+inline constexpr int kPrologueMaxCout = 32;
+
 // Reduction splits for grids that leave SMs idle (the flows' convs at 1024 frames fill 96 of 132
 // SMs with one 4-warp block each): double the ranges while the grid stays under
 // kSplitTargetBlocks and each range keeps kSplitMinTaps channel-taps; grids under kSplitSmallGrid

@@ -1,6 +1,7 @@
 // LOCKSTEP_CUDA_PROFILE: the executor's per-launch GPU times in graph replay (a second captured
 // graph with an event node after every launch) and the table printed when it is destroyed.
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -76,8 +77,11 @@ void CudaExecutable::print_profile() const noexcept {
   for (const auto& [name, row] : rows)
     std::fprintf(stderr, "  %-44s %6d %9.3f %5.1f%%\n", name.c_str(), row.count, row.ms, 100.0 * row.ms / std::max(sum, 1e-9));
   std::sort(by_node.rbegin(), by_node.rend());
+  // LOCKSTEP_CUDA_PROFILE_TOP=N lists N nodes (0: every node) instead of 12.
+  const char* top_env = std::getenv("LOCKSTEP_CUDA_PROFILE_TOP");
+  const size_t top = top_env && *top_env ? (std::strtoul(top_env, nullptr, 10) == 0 ? by_node.size() : std::strtoul(top_env, nullptr, 10)) : 12;
   std::fprintf(stderr, "  top nodes:\n");
-  for (size_t i = 0; i < by_node.size() && i < 12; ++i)
+  for (size_t i = 0; i < by_node.size() && i < top; ++i)
     std::fprintf(stderr, "  %9.3f ms  %s\n", by_node[i].first, by_node[i].second.c_str());
 }
 
