@@ -21,12 +21,6 @@
 namespace lockstep::gpu_test {
 namespace {
 
-struct EnvVar {
-  EnvVar(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~EnvVar() { unsetenv(name_); }
-  const char* name_;
-};
-
 ir::Graph planned(const test::WnLayerOptions& o) {
   ir::Graph g = test::wn_layer(o);
   passes::run_pipeline(g, {});

@@ -43,6 +43,15 @@ inline std::string models_dir() {
   return "";
 }
 
+// Sets an environment variable for the scope (the backend reads its switches at compile time).
+struct EnvVar {
+  EnvVar(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~EnvVar() { unsetenv(name_); }
+  EnvVar(const EnvVar&) = delete;
+  EnvVar& operator=(const EnvVar&) = delete;
+  const char* name_;
+};
+
 inline bool same_bits(const Tensor& a, const Tensor& b) {
   return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
 }

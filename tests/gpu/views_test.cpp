@@ -240,12 +240,6 @@ TEST(ChannelViews, ChannelSplitOutputsAreViews) {
 
 #ifdef LOCKSTEP_HAVE_CUDA
 
-struct EnvVar {
-  EnvVar(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~EnvVar() { unsetenv(name_); }
-  const char* name_;
-};
-
 // Views on vs LOCKSTEP_CUDA_VIEWS=0: the same kernels read the same values, so the same bits.
 void expect_views_keep_bits(const ir::Graph& g, const std::vector<Tensor>& inputs, const std::string& what) {
   const std::vector<Tensor> got = cuda::backend().compile(g, Options{})->run(inputs);
