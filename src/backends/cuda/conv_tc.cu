@@ -108,51 +108,6 @@ size_t fuse_post(const ir::Graph& g, const ir::Node& node, tc::Params& p, ir::Va
   return n;
 }
 
-// The epilogue steps after the posts (from step `from`) that a plain conv's store applies as tail
-// steps (Add, Sub, Mul, Div of a float operand broadcast to the output, Relu, LeakyRelu; at most
-// kMaxTail), filling p.tail but their operands' pointers, which are resolved at launch; their
-// operands in *operands. LOCKSTEP_CUDA_CONV_TC_TAIL=0 leaves them to the epilogue kernel (A/B).
-size_t fuse_tail(const ir::Graph& g, const ir::Node& node, size_t from, tc::Params& p, std::vector<ir::ValueId>* operands) {
-  if (env_is("LOCKSTEP_CUDA_CONV_TC_TAIL", "0") || env_is("LOCKSTEP_CUDA_CONV_TC_FUSE", "0")) return 0;
-  const Shape& out = g.value(node.outputs[0]).shape;
-  size_t n = 0;
-  for (; from + n < node.epilogue.size() && n < static_cast<size_t>(tc::kMaxTail); ++n) {
-    const ir::EpilogueStep& step = node.epilogue[from + n];
-    tc::TailStep& ts = p.tail[n];
-    const bool binary = step.operand != ir::kNoValue;
-    switch (step.op) {
-      case ir::Op::Add: ts.op = tc::kTailAdd; break;
-      case ir::Op::Sub: ts.op = tc::kTailSub; break;
-      case ir::Op::Mul: ts.op = tc::kTailMul; break;
-      case ir::Op::Div: ts.op = tc::kTailDiv; break;
-      case ir::Op::Relu: ts.op = tc::kTailRelu; break;
-      case ir::Op::LeakyRelu: ts.op = tc::kTailLeaky; break;
-      default: ts.op = -1;
-    }
-    const bool unary = ts.op == tc::kTailRelu || ts.op == tc::kTailLeaky;
-    if (ts.op < 0 || binary == unary) break;
-    if (binary) {
-      const ir::Value& o = g.value(step.operand);
-      if (device_dtype(o.dtype) != DType::Float32 || o.shape.size() > out.size() || out.size() != 3) break;
-      bool fits = true;  // broadcasts to the output
-      for (size_t j = 0; j < o.shape.size(); ++j) {
-        const int64_t d = out[out.size() - o.shape.size() + j];
-        fits = fits && (o.shape[j] == 1 || o.shape[j] == d);
-      }
-      if (!fits) break;
-      const std::vector<int64_t> st = broadcast_strides(o.shape, out);
-      ts.sn = st[0];
-      ts.sc = st[1];
-      ts.st = st[2];
-    }
-    ts.lhs = step.operand_is_lhs ? 1 : 0;
-    ts.alpha = step.alpha;
-    operands->push_back(step.operand);
-  }
-  p.ntail = static_cast<int>(n);
-  return n;
-}
-
 // The wgmma kernel (conv_wgmma.h) where it exists: built for sm_90a, a compute capability 9.0
 // device, and LOCKSTEP_CUDA_CONV_WGMMA=1 (opt-in until measured).
 bool wgmma_enabled(int device) {
@@ -371,9 +326,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   const ir::ValueId x = node.inputs[0], y = node.outputs[0];
   const ir::ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : ir::kNoValue;
   ir::ValueId z = ir::kNoValue;
-  size_t fused = fuse_post(g, node, base, &z);
-  std::vector<ir::ValueId> tail_operands;
-  if (base.splits == 1 && v.shuffle == 1 && !hopper) fused += fuse_tail(g, node, fused, base, &tail_operands);
+  const size_t fused = fuse_post(g, node, base, &z);
   const Context* c = &ctx;
   const std::string name = node.name;
   const std::string kernel = v.shuffle > 1 ? "conv_transpose_3xtf32_s" + std::to_string(v.shuffle) + "_k" + std::to_string(ks) +
@@ -393,8 +346,6 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
       p.y = c->fptr(y);
       p.bias = bias == ir::kNoValue ? nullptr : c->fptr(bias);
       p.z = z == ir::kNoValue ? nullptr : c->fptr(z);
-      for (size_t k = 0; k < tail_operands.size(); ++k)
-        p.tail[k].operand = tail_operands[k] == ir::kNoValue ? nullptr : c->fptr(tail_operands[k]);
       p.partial = partial_bytes ? static_cast<float*>(c->workspace()) : nullptr;
       p.merge_elsewhere = gate_out != ir::kNoValue;
       (void)split;  // keeps the split weights alive with the program

@@ -35,29 +35,6 @@ inline constexpr int kMaxPost = 2;
 inline constexpr float kLoScale = 2048.0f;
 enum Post : int { kPostNone = 0, kPostAdd = 1, kPostLeaky = 2, kPostRelu = 3 };
 
-// Epilogue steps after the posts, in a plain conv's store only (no splits, no phases): an operand
-// broadcast over (n, c, t) by strides, or none. The math of ew_ops.h's apply for the same ops, so
-// the bits of the epilogue kernel they replace (the HiFi-GAN stage ends: + the resblock sum, / 3,
-// LeakyRelu).
-inline constexpr int kMaxTail = 3;
-enum TailOp : int { kTailAdd = 0, kTailSub, kTailMul, kTailDiv, kTailRelu, kTailLeaky };
-struct TailStep {
-  int op = kTailAdd, lhs = 0;  // lhs: the operand is the left argument
-  float alpha = 0.0f;
-  const float* operand = nullptr;
-  long long sn = 0, sc = 0, st = 0;
-};
-__host__ __device__ inline float tail_apply(int op, float a, float b, float alpha) {
-  switch (op) {
-    case kTailAdd: return a + b;
-    case kTailSub: return a - b;
-    case kTailMul: return a * b;
-    case kTailDiv: return a / b;
-    case kTailRelu: return a > 0.0f ? a : 0.0f;
-    default: return a >= 0.0f ? a : a * alpha;
-  }
-}
-
 // Block tiles: WM x WN warps of 32 (co) x 32 (t) each.
 enum class TileKind : int { k64x128 = 0, k32x256 = 1, k64x64 = 2 };
 template <int WM, int WN>
@@ -97,8 +74,6 @@ struct Params {
   // Split reductions whose merge the caller launches itself (conv_tc.cu's WN gate): set, launch()
   // runs the conv kernel alone and the partial sums wait in `partial`.
   int merge_elsewhere = 0;
-  int ntail = 0;
-  TailStep tail[kMaxTail];
 };
 
 // Where virtual output (row, u) lands: false outside y (ConvTranspose crops); sets the flat
@@ -519,17 +494,6 @@ __device__ __forceinline__ bool conv_block(const Params& p) {
         v1 = v1 > 0.0f ? v1 : 0.0f;
       });
     }
-  }
-#pragma unroll 1
-  for (int s = 0; s < p.ntail; ++s) {
-    const TailStep ts = p.tail[s];
-    const float* o = ts.operand ? ts.operand + batch * ts.sn : nullptr;
-    each_pair([&](float& v0, float& v1, int row, int t) {
-      const bool second = t + 1 < p.t_out;
-      const float o0 = o ? o[row * ts.sc + t * ts.st] : 0.0f, o1 = o && second ? o[row * ts.sc + (t + 1) * ts.st] : 0.0f;
-      v0 = ts.lhs ? tail_apply(ts.op, o0, v0, ts.alpha) : tail_apply(ts.op, v0, o0, ts.alpha);
-      v1 = ts.lhs ? tail_apply(ts.op, o1, v1, ts.alpha) : tail_apply(ts.op, v1, o1, ts.alpha);
-    });
   }
   each_pair([&](float& v0, float& v1, int row, int t) {
     float* yr = y + static_cast<size_t>(row) * p.t_out + t;

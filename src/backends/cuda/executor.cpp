@@ -506,12 +506,6 @@ int consumers_absorbed(const Executable& executable) {
   return cuda->consumers_absorbed();
 }
 
-int graph_launches(const Executable& executable) {
-  const auto* cuda = dynamic_cast<const CudaExecutable*>(&executable);
-  if (!cuda) throw Error(ErrorCode::InvalidArgument, "graph_launches needs a CUDA executable");
-  return cuda->graph_launches();
-}
-
 int64_t planned_arena_bytes(const Executable& executable) {
   const auto* cuda = dynamic_cast<const CudaExecutable*>(&executable);
   if (!cuda) throw Error(ErrorCode::InvalidArgument, "planned_arena_bytes needs a CUDA executable");

@@ -35,13 +35,6 @@ class CudaExecutable final : public Executable {
   int views_taken() const { return views_taken_; }
   // Test-only (see testing.h): producers that compute their absorbed consumers in graph replay.
   int consumers_absorbed() const { return consumers_absorbed_; }
-  // Test-only (see testing.h): launches in a graph-replay run.
-  int graph_launches() const {
-    int count = 0;
-    for (const auto& program : programs_)
-      for (const auto& launch : program.launches) count += launch.in_graph() ? 1 : 0;
-    return count;
-  }
   // Test-only (see testing.h): the memory plan's arena bytes (0 without a plan).
   int64_t planned_arena_bytes() const { return graph_.plan ? graph_.plan->arena_bytes : 0; }
   // Test-only (see testing.h): Convs that apply their LeakyRelu producer in graph replay.

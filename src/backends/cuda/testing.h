@@ -26,10 +26,6 @@ int prologues_fused(const Executable& executable);
 // conv's store); the absorbed nodes' kernels run only in eager runs. CUDA builds only, as above.
 int consumers_absorbed(const Executable& executable);
 
-// How many launches (kernels and library calls) a graph-replay run of `executable` makes. CUDA
-// builds only, as above.
-int graph_launches(const Executable& executable);
-
 // The bytes of the memory plan `executable` laid its values out by (the graph's plan, or the
 // executor's re-plan with views in place and absorbed consumers). CUDA builds only, as above.
 int64_t planned_arena_bytes(const Executable& executable);
