@@ -54,15 +54,30 @@ TEST(PlanMemory, LiveExtensionsKeepEarlyWritesApart) {
   EXPECT_TRUE(overlaps(*b.graph().plan, x, s));
 }
 
-// y [1,32,16] = Relu(x); v = y[:, 16:32] by a Slice; t = Tanh(v). With v planned inside y (a
-// backend's view, 16 * 16 floats in), y lives until Tanh reads v, so t never takes y's bytes.
-TEST(PlanMemory, ViewAliasesTakeNoBytesAndKeepTheirValueLive) {
+// y [1,32,16] = Relu(x); v = y[:, 16:32] by a Slice; t = Tanh(v) (then u = Sigmoid(t) when asked);
+// the last value is the graph output.
+struct SlicedChain {
   testing::GraphBuilder b;
-  auto x = b.input("x", {1, 32, 16});
-  auto y = b.node(Op::Relu, "y", {x}, {1, 32, 16});
-  auto v = b.node(Op::Slice, "v", {y, b.ints("s", {16}), b.ints("e", {32}), b.ints("a", {1})}, {1, 16, 16});
-  auto t = b.node(Op::Tanh, "t", {v}, {1, 16, 16});
-  b.output(t);
+  ir::ValueId x, y, v, t, u = ir::kNoValue;
+};
+SlicedChain sliced_chain(bool with_sigmoid) {
+  SlicedChain c;
+  testing::GraphBuilder& b = c.b;
+  c.x = b.input("x", {1, 32, 16});
+  c.y = b.node(Op::Relu, "y", {c.x}, {1, 32, 16});
+  c.v = b.node(Op::Slice, "v", {c.y, b.ints("s", {16}), b.ints("e", {32}), b.ints("a", {1})}, {1, 16, 16});
+  c.t = b.node(Op::Tanh, "t", {c.v}, {1, 16, 16});
+  if (with_sigmoid) c.u = b.node(Op::Sigmoid, "u", {c.t}, {1, 16, 16});
+  b.output(with_sigmoid ? c.u : c.t);
+  return c;
+}
+
+// With v planned inside y (a backend's view, 16 * 16 floats in), y lives until Tanh reads v, so
+// t never takes y's bytes.
+TEST(PlanMemory, ViewAliasesTakeNoBytesAndKeepTheirValueLive) {
+  SlicedChain c = sliced_chain(false);
+  testing::GraphBuilder& b = c.b;
+  const ir::ValueId y = c.y, v = c.v, t = c.t;
   passes::plan_memory(b.graph());
   EXPECT_TRUE(b.graph().plan->alias_of.empty());
   passes::plan_memory(b.graph(), 0, {.aliases = {{v, y, 1024}}});
@@ -95,12 +110,9 @@ TEST(PlanMemory, InPlaceAliasesShareTheirValuesBytes) {
 }
 
 TEST(PlanMemory, AliasesThatCannotHoldAreRejected) {
-  testing::GraphBuilder b;
-  auto x = b.input("x", {1, 32, 16});
-  auto y = b.node(Op::Relu, "y", {x}, {1, 32, 16});
-  auto v = b.node(Op::Slice, "v", {y, b.ints("s", {16}), b.ints("e", {32}), b.ints("a", {1})}, {1, 16, 16});
-  auto t = b.node(Op::Tanh, "t", {v}, {1, 16, 16});
-  b.output(t);
+  SlicedChain c = sliced_chain(false);
+  testing::GraphBuilder& b = c.b;
+  const ir::ValueId x = c.x, y = c.y, v = c.v;
   auto expect_internal = [&](const passes::PlanAdjustments& adjust, const char* what) {
     try {
       passes::plan_memory(b.graph(), 0, adjust);
@@ -205,15 +217,10 @@ TEST(CheckMemoryPlan, CatchesCorruptedPlans) {
   EXPECT_THROW(passes::check_memory_plan(none), Error);
 }
 
-
 TEST(CheckMemoryPlan, CatchesAliasesThatDoNotHold) {
-  testing::GraphBuilder b;
-  auto x = b.input("x", {1, 32, 16});
-  auto y = b.node(Op::Relu, "y", {x}, {1, 32, 16});
-  auto v = b.node(Op::Slice, "v", {y, b.ints("s", {16}), b.ints("e", {32}), b.ints("a", {1})}, {1, 16, 16});
-  auto t = b.node(Op::Tanh, "t", {v}, {1, 16, 16});
-  auto u = b.node(Op::Sigmoid, "u", {t}, {1, 16, 16});
-  b.output(u);
+  SlicedChain chain = sliced_chain(true);
+  testing::GraphBuilder& b = chain.b;
+  const ir::ValueId y = chain.y, v = chain.v, t = chain.t, u = chain.u;
   passes::plan_memory(b.graph(), 0, {.aliases = {{v, y, 1024}, {u, t, 0}}});
   passes::check_memory_plan(b.graph());
   auto expect_caught = [&](ir::Graph g, const char* want) {
