@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "passes/check_memory_plan.h"
 #include "passes/plan_memory.h"
 
 namespace lockstep::backends {
@@ -61,6 +62,7 @@ std::vector<DenseView> plan_in_place(ir::Graph& graph, const std::vector<size_t>
     }
   if (adjust.extensions.empty() && adjust.aliases.empty()) return {};
   passes::plan_memory(graph, max_memory_bytes, adjust);
+  passes::check_memory_plan(graph);  // the graph's own semantics (eager runs) hold with the aliases
   return aliased;
 }
 

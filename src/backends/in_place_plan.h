@@ -29,8 +29,8 @@ struct EarlyAccess {
 // node has run (no other reader after the producer, not the producer's input, no graph input or
 // output, no view) is planned as one buffer: the write in the read's bytes. Values whose backend
 // bytes differ from the plan's keep their own slots. Returns the aliased views; leaves the plan as
-// it was and returns none when there is nothing to change. Throws Error(LimitExceeded) past
-// max_memory_bytes.
+// it was and returns none when there is nothing to change. The new plan passes
+// passes::check_memory_plan. Throws Error(LimitExceeded) past max_memory_bytes.
 std::vector<DenseView> plan_in_place(ir::Graph& graph, const std::vector<size_t>& bytes, size_t align,
                                      const std::vector<EarlyAccess>& accesses, bool views, int64_t max_memory_bytes);
 

@@ -66,7 +66,8 @@ void CudaExecutable::replan() {
     for (const auto& view : backends::plan_in_place(graph_, bytes, kArenaAlign, accesses, !env_is("LOCKSTEP_CUDA_VIEWS", "0"),
                                                     options_.max_memory_bytes))
       planned_views_.push_back(view.view);
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::LimitExceeded) throw;
     graph_.plan = before;  // over the cap: the graph's plan, fewer absorptions and views
     planned_views_.clear();
   }
