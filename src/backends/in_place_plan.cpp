@@ -40,7 +40,8 @@ std::vector<DenseView> plan_in_place(ir::Graph& graph, const std::vector<size_t>
   for (const EarlyAccess& a : accesses) in_order.push_back(&a);
   std::stable_sort(in_order.begin(), in_order.end(), [](const EarlyAccess* x, const EarlyAccess* y) { return x->producer < y->producer; });
   for (const EarlyAccess* ap : in_order)
-    for (const auto& [w, r] : ap->in_place) {
+    for (const auto& pair : ap->in_place) {
+      const ir::ValueId w = pair.first, r = pair.second;  // not a structured binding: the lambda below captures them
       const EarlyAccess& a = *ap;
       const auto wi = static_cast<size_t>(w), ri = static_cast<size_t>(r);
       const ir::Node& producer = graph.nodes[static_cast<size_t>(a.producer)];
