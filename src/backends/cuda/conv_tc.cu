@@ -280,6 +280,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   base.shuffle_pad = static_cast<int>(v.shuffle_pad);
   base.y_len = static_cast<int>(v.y_len);
   base.small_f16 = env_is("LOCKSTEP_CUDA_CONV_TC_F16", "0") ? 0 : 1;
+  base.split_planes = env_is("LOCKSTEP_CUDA_CONV_TC_SPLIT_PLANES", "2") ? 2 : 1;
   const bool tf32 = ctx.precision == Precision::kTf32;
   int optin = 0, sms = 0, device = 0;
   check_cuda(cudaGetDevice(&device), "current device", node.name);

@@ -61,7 +61,10 @@ struct Params {
   // Split reduction (choose_splits): splits > 1 divides the 8-channel chunks into `splits` ranges,
   // one block row each; blocks write their unmerged sums to `partial` and split_reduce finishes.
   int splits = 1;
-  float* partial = nullptr;  // [n][splits][2 (acc, small)][cout][t_out]
+  float* partial = nullptr;  // [n][splits][split_planes][cout][t_out]
+  // 1: each block stores acc + small (its own final merge) and the merge sums the splits; 2: acc
+  // and small apart, merged as the unsplit kernel merges them (LOCKSTEP_CUDA_CONV_TC_SPLIT_PLANES=2).
+  int split_planes = 1;
   // Prologue: LeakyRelu(pre_alpha) applied to every activation as it is read (the producer
   // LeakyRelu node's kernel then does not run in graph replay); 1 is none.
   float pre_alpha = 1.0f;
@@ -412,7 +415,14 @@ __device__ __forceinline__ bool conv_block(const Params& p) {
   };
   if (p.splits > 1) {  // unmerged sums of this chunk range; split_reduce merges in split order
     const size_t plane = static_cast<size_t>(p.cout) * p.t_out;
-    float* pa = p.partial + static_cast<size_t>(blockIdx.z) * 2 * plane;
+    float* pa = p.partial + static_cast<size_t>(blockIdx.z) * p.split_planes * plane;
+    if (p.split_planes == 1) {  // the final merge per split (an infinite acc is the result, as below)
+      each_output([&](int mi, int ni, int e, int row, int t) {
+        const float a = acc[mi][ni][e];
+        pa[static_cast<size_t>(row) * p.t_out + t] = isinf(a) ? a : a + small[mi][ni][e];
+      });
+      return false;
+    }
     each_output([&](int mi, int ni, int e, int row, int t) {
       const size_t i = static_cast<size_t>(row) * p.t_out + t;
       pa[i] = acc[mi][ni][e];
@@ -519,11 +529,17 @@ __global__ void __launch_bounds__(Tile<WM, WN>::threads, Tile<WM, WN>::minb_cap 
   if (!p.small_f16 || conv_block<true, KS, STAGES, UNROLL, WM, WN>(p)) conv_block_tf32<KS, STAGES, UNROLL, WM, WN>(p);
 }
 
-// The split sums of virtual output i (row * t_out + u) of batch item b, merged in split order (acc
-// and small apart, as the unsplit kernel keeps them), then the same final merge.
+// The split sums of virtual output i (row * t_out + u) of batch item b, merged in split order:
+// each split's own acc + small (split_planes 1), or acc and small apart, as the unsplit kernel
+// keeps them, then the same final merge (2).
 __device__ __forceinline__ float merged_sum(const Params& p, size_t b, size_t i) {
   const size_t plane = static_cast<size_t>(p.cout) * p.t_out;
-  const float* pa = p.partial + b * p.splits * 2 * plane + i;
+  const float* pa = p.partial + b * p.splits * p.split_planes * plane + i;
+  if (p.split_planes == 1) {  // each split already merged its own acc and small
+    float v = pa[0];
+    for (int s = 1; s < p.splits; ++s) v = v + pa[s * plane];
+    return v;
+  }
   float acc = pa[0], small = pa[plane];
   for (int s = 1; s < p.splits; ++s) {
     acc = acc + pa[s * 2 * plane];
@@ -536,7 +552,15 @@ __device__ __forceinline__ float merged_sum(const Params& p, size_t b, size_t i)
 // each with merged_sum's float ops in its order.
 __device__ __forceinline__ float4 merged_sum4(const Params& p, size_t b, size_t i) {
   const size_t plane = static_cast<size_t>(p.cout) * p.t_out;
-  const float* pa = p.partial + b * p.splits * 2 * plane + i;
+  const float* pa = p.partial + b * p.splits * p.split_planes * plane + i;
+  if (p.split_planes == 1) {
+    float4 v = *reinterpret_cast<const float4*>(pa);
+    for (int s = 1; s < p.splits; ++s) {
+      const float4 a = *reinterpret_cast<const float4*>(pa + s * plane);
+      v = make_float4(v.x + a.x, v.y + a.y, v.z + a.z, v.w + a.w);
+    }
+    return v;
+  }
   float4 acc = *reinterpret_cast<const float4*>(pa), small = *reinterpret_cast<const float4*>(pa + plane);
   for (int s = 1; s < p.splits; ++s) {
     const float4 a = *reinterpret_cast<const float4*>(pa + s * 2 * plane);
