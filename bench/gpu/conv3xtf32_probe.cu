@@ -426,7 +426,7 @@ int main(int argc, char** argv) {
       const int splits = tc::choose_splits(1, cin, cout, T, ks, chosen);
       if (splits > 1) {
         float* partial = nullptr;
-        CK(cudaMalloc(&partial, tc::split_partial_floats(1, cout, T, 2 * splits) * 4));
+        CK(cudaMalloc(&partial, tc::split_partial_floats(1, cout, T, 2 * splits, 2) * 4));
         for (int sp : {splits, 2 * splits}) {
           char name[96];
           std::snprintf(name, sizeof name, "tc tile %dx%d split %d + merge%s", tc::tile_bm(chosen), tc::tile_bn(chosen), sp,

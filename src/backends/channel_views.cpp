@@ -133,8 +133,7 @@ static std::vector<DenseView> dense_views(
         for (size_t j = 0; j < read.size() && disjoint; ++j)
           disjoint = (k == s && j == o) || read[j].c0 + read[j].len <= range.c0 || range.c0 + range.len <= read[j].c0;
       }
-      if (!disjoint || !keep(s, v, x, begin, len, readers[vi].back())) continue;
-      if (is_view[xi]) continue;
+      if (!disjoint || is_view[xi] || !keep(s, v, x, begin, len, readers[vi].back())) continue;
       views.push_back({s, v, x, begin, static_cast<int>(o)});
       is_view[vi] = 1;
     }

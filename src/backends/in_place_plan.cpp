@@ -19,12 +19,14 @@ std::vector<DenseView> plan_in_place(ir::Graph& graph, const std::vector<size_t>
     for (ir::ValueId w : a.writes) adjust.extensions.push_back({w, a.producer, -1});
     for (ir::ValueId r : a.reads) adjust.extensions.push_back({r, -1, last});
   }
+  // Only values the backend stores in the plan's own size can share the plan's bytes.
+  auto as_planned = [&](ir::ValueId v) {
+    return static_cast<int64_t>(bytes[static_cast<size_t>(v)]) == passes::planned_value_bytes(graph.value(v));
+  };
   std::vector<DenseView> aliased;
   if (views)
     for (const DenseView& v : planned_dense_views(graph, bytes, align)) {
-      if (static_cast<int64_t>(bytes[static_cast<size_t>(v.view)]) != passes::planned_value_bytes(graph.value(v.view)) ||
-          static_cast<int64_t>(bytes[static_cast<size_t>(v.input)]) != passes::planned_value_bytes(graph.value(v.input)))
-        continue;
+      if (!as_planned(v.view) || !as_planned(v.input)) continue;
       adjust.aliases.push_back({v.view, v.input, v.byte_offset});
       aliased.push_back(v);
     }
@@ -55,8 +57,7 @@ std::vector<DenseView> plan_in_place(ir::Graph& graph, const std::vector<size_t>
       });
       if (fixed[wi] || fixed[ri] || root[wi] != ir::kNoValue || !dead_after ||
           std::find(producer.inputs.begin(), producer.inputs.end(), r) != producer.inputs.end() ||
-          graph.value(w).shape != graph.value(r).shape || bytes[wi] != bytes[ri] ||
-          static_cast<int64_t>(bytes[ri]) != passes::planned_value_bytes(graph.value(r)))
+          graph.value(w).shape != graph.value(r).shape || bytes[wi] != bytes[ri] || !as_planned(r))
         continue;
       root[wi] = root[ri] != ir::kNoValue ? root[ri] : r;
       adjust.aliases.push_back({w, root[wi], 0});

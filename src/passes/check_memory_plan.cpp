@@ -66,10 +66,7 @@ void check_memory_plan(const ir::Graph& graph) {
   const bool aliased = !plan.alias_of.empty();
   if (aliased && plan.alias_of.size() != count)
     throw Error(ErrorCode::Internal, "memory plan check: alias table size does not match the value count");
-  std::vector<int> producer(count, -1);
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    for (ir::ValueId id : graph.nodes[n].outputs)
-      if (id != ir::kNoValue) producer[static_cast<size_t>(id)] = static_cast<int>(n);
+  const std::vector<int> producer = graph.producers();
   std::vector<std::vector<ir::ValueId>> occupants(count), views(count);  // per root
   for (size_t v = 0; aliased && v < count; ++v) {
     const ir::ValueId of = plan.alias_of[v];

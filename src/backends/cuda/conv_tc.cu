@@ -305,7 +305,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
     smem = tc::smem_bytes(base, ks, tc::stages_for(ks), tc::tile_bm(tile));
   }
   if (smem > static_cast<size_t>(optin)) return false;  // very long dilations: cuDNN takes it
-  const size_t partial_bytes = tc::split_partial_floats(n, cout, base.t_out, base.splits) * sizeof(float);
+  const size_t partial_bytes = tc::split_partial_floats(n, cout, base.t_out, base.splits, base.split_planes) * sizeof(float);
   ctx.need_workspace(partial_bytes);
   check_cuda(hopper ? wg::prepare(optin) : tc::prepare(optin), "tensor-core conv shared memory opt-in", node.name);
   // Split once here: weights are constants (float32 on the device, as cuDNN would read them).

@@ -19,7 +19,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include "cp_async.h"  // same directory: the probe includes this header by path
+#include "conv_tc_weights.h"  // same directory: the probe includes this header by path
+#include "cp_async.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -27,12 +28,7 @@
 
 namespace lockstep::cuda::tc {
 
-inline constexpr int kChunk = 8;  // input channels per pipeline stage (one mma k-depth)
 inline constexpr int kMaxPost = 2;
-// The fp16 halves carry lo * 2^11 (lo is within 2^-11 of its float): scaled, lo keeps its 11 bits
-// above fp16's subnormals for activations and weights down to ~2^-14 (below, the lost bits are
-// under 2^-36 of the products' scale).
-inline constexpr float kLoScale = 2048.0f;
 enum Post : int { kPostNone = 0, kPostAdd = 1, kPostLeaky = 2, kPostRelu = 3 };
 
 // Block tiles: WM x WN warps of 32 (co) x 32 (t) each.
@@ -94,20 +90,6 @@ __host__ __device__ inline bool out_at(const Params& p, int row, int u, size_t& 
 }
 __host__ __device__ inline size_t y_plane(const Params& p) {  // output floats per batch item
   return p.shuffle == 1 ? static_cast<size_t>(p.cout) * p.t_out : static_cast<size_t>(p.cout / p.shuffle) * p.y_len;
-}
-
-// Split weights: [mb16][chunk][hl][k][lane][4] (mb16 = 16-row block of cout, hl = hi/lo), so each
-// thread reads its A fragment with one 16-byte load and any tile height reads whole 16-row blocks.
-constexpr int split_unit_floats(int ks) { return 2 * ks * 32 * 4; }  // one (mb16, chunk)
-inline size_t split_weight_floats(int cin, int cout, int ks) {
-  return static_cast<size_t>((cout + 15) / 16) * (cin / kChunk) * split_unit_floats(ks);
-}
-// Index of the hi part of weight (co, ci, k); lo is ks*128 floats later.
-inline size_t split_index(int co, int ci, int k, int cin, int ks) {
-  const int mb = co / 16, row = co % 16, chunk = ci / kChunk, kk = ci % kChunk;
-  const int e = (row >= 8 ? 1 : 0) + (kk >= 4 ? 2 : 0), lane = (row % 8) * 4 + kk % 4;
-  const size_t unit = static_cast<size_t>(mb) * (cin / kChunk) + chunk;
-  return unit * split_unit_floats(ks) + (static_cast<size_t>(k) * 32 + lane) * 4 + e;
 }
 
 inline void geometry(Params& p, int ks, int bn) {
@@ -173,21 +155,14 @@ inline int choose_splits(int n, int cin, int cout, int t_out, int ks, TileKind t
     splits *= 2;
   return splits;
 }
-inline size_t split_partial_floats(int n, int cout, int t_out, int splits) {
-  return splits > 1 ? static_cast<size_t>(n) * splits * 2 * cout * t_out : 0;
+inline size_t split_partial_floats(int n, int cout, int t_out, int splits, int planes) {  // Params::partial
+  return splits > 1 ? static_cast<size_t>(n) * splits * planes * cout * t_out : 0;
 }
 
 // The kernel sizes with an instantiation; others are not supported (conv_tc.cu checks first).
 // Kernel size 1 (the flow's 1x1 convs) is instantiated but not yet measured: opt-in only.
 inline bool supported_ks(int ks) { return ks == 3 || ks == 5 || ks == 7 || ks == 11; }
 inline bool instantiated_ks(int ks) { return ks == 1 || ks == 2 || supported_ks(ks); }
-
-// Round float32 bits to TF32, nearest even (cvt.rn.tf32.f32); inf and NaN pass through (a NaN
-// that rounding would carry into the exponent keeps its own bits).
-__host__ __device__ inline uint32_t tf32_rn_bits(uint32_t bits) {
-  if ((bits & 0x7f800000u) == 0x7f800000u) return (bits & 0x007fffffu) ? (bits | 0x00400000u) & 0xffffe000u : bits;
-  return (bits + 0x0fffu + ((bits >> 13) & 1u)) & 0xffffe000u;
-}
 
 #ifdef __CUDACC__
 
@@ -664,46 +639,5 @@ inline cudaError_t launch(const Params& p, int ks, TileKind tile, int n, cudaStr
 }
 
 #endif  // __CUDACC__
-
-// One float32 weight as TF32 hi + lo, rounded as the device splits the activations (nearest
-// even, as cvt.rn); inf/NaN stay whole in hi with lo = 0, and a finite weight never rounds up to inf.
-inline void split_tf32_host(float v, float& h, float& l) {
-  uint32_t vb, hb, lb;
-  __builtin_memcpy(&vb, &v, 4);
-  hb = tf32_rn_bits(vb);
-  if ((hb & 0x7f800000u) == 0x7f800000u && (vb & 0x7f800000u) != 0x7f800000u) hb = vb & 0xffffe000u;
-  __builtin_memcpy(&h, &hb, 4);
-  const float rest = (vb & 0x7f800000u) == 0x7f800000u ? 0.0f : v - h;
-  __builtin_memcpy(&lb, &rest, 4);
-  lb = tf32_rn_bits(lb);
-  __builtin_memcpy(&l, &lb, 4);
-}
-// Host split of float32 weights w[cout, cin, ks] into `out` (split_weight_floats entries, zeros
-// for the padding rows). Per (mb16, chunk, tap, lane): the TF32 hi fragment as 4 floats (rows g,
-// g+8 x channels q, q+4: the order of split_index's e), then 4 fp16 pairs for the small products'
-// m16n8k16 fragment — hi of rows g and g+8, then lo*2^11 of rows g and g+8, channel q in each
-// pair's low half and q+4 in its high half. conv_tc_eligible keeps |w| < 2^15 (fp16's range).
-inline void split_weights_host(const float* w, int cout, int cin, int ks, float* out) {
-  const size_t half = static_cast<size_t>(ks) * 128;
-  auto put = [&](size_t slot, bool high, float v) {
-    const __half_raw h = __float2half_rn(v);
-    uint32_t bits;
-    __builtin_memcpy(&bits, out + slot, 4);
-    bits = high ? (bits & 0x0000ffffu) | (static_cast<uint32_t>(h.x) << 16) : (bits & 0xffff0000u) | h.x;
-    __builtin_memcpy(out + slot, &bits, 4);
-  };
-  for (int co = 0; co < cout; ++co)
-    for (int ci = 0; ci < cin; ++ci)
-      for (int k = 0; k < ks; ++k) {
-        const size_t i = split_index(co, ci, k, cin, ks), lane0 = i - i % 4;
-        const float v = w[(static_cast<size_t>(co) * cin + ci) * ks + k];
-        float h, l;
-        split_tf32_host(v, h, l);
-        out[i] = h;
-        const bool lower_row = co % 16 >= 8, high = ci % kChunk >= 4;
-        put(lane0 + half + (lower_row ? 1 : 0), high, h);
-        put(lane0 + half + (lower_row ? 3 : 2), high, (v - h) * kLoScale);  // v - h and the scaling are exact
-      }
-}
 
 }  // namespace lockstep::cuda::tc
