@@ -5,7 +5,7 @@
 # STEPS (default "tests check bench") picks parts; also "fast" (check/compare in the reduced-precision
 # modes), "probe" (the 3xTF32 convolution probe, build-gpurun/conv3xtf32_probe when packed) and
 # "scaling" (time against frames and batch, bench/gpu/scaling_gpu.py), "profile" (per-kernel GPU
-# time in graph replay, bench/gpu/profile_gpu.py).
+# time in graph replay, bench/gpu/profile_gpu.py) and "ncu" (Nsight Compute on one preset after "profile").
 set -uo pipefail
 PKG=${PKG:-build-gpurun}
 OUT=${OUT:-/tmp/gpu_out}
@@ -63,6 +63,15 @@ profile)
   # Per-kernel GPU time in graph replay for each preset and VARIANTS (bench/gpu/profile_gpu.py).
   timeout ${PROFILE_TIMEOUT:-300} python3 bench/gpu/profile_gpu.py --bin "$BIN" --tools /tmp/gpurun/tools \
     --work /tmp/gpurun/profile --out "$OUT/profile.log" 2>&1 | grep --line-buffered "^===" | tee "$OUT/profile_summary.log" ;;
+ncu)
+  # Nsight Compute on one preset's kernels in graph replay (NCU_PRESET low, NCU_FRAMES 1024, NCU_KERNEL a
+  # regex, NCU_COUNT launches): run after the profile step, whose export it uses.
+  S=/tmp/gpurun/profile/${NCU_PRESET:-low}_T${NCU_FRAMES:-1024}
+  timeout ${NCU_TIMEOUT:-240} /usr/local/cuda/bin/ncu --graph-profiling node -k regex:"${NCU_KERNEL:-conv1d_3xtf32}" \
+    --launch-count ${NCU_COUNT:-40} --section SpeedOfLight --section WarpStateStats --section Occupancy \
+    --section MemoryWorkloadAnalysis --section SchedulerStats --section LaunchStats \
+    "$BIN/lockstep_bench" $S.onnx --backend cuda --inputs $S.z_p.npy $S.y_mask.npy --runs 1 --warmup 0 > "$OUT/ncu.txt" 2>&1
+  grep -E "^  [a-z_0-9]+.*\(|Duration|Warp Cycles Per Issued|Issue Slots Busy|Achieved Occupancy|Memory Throughput|Compute \(SM\)" "$OUT/ncu.txt" | head -80 ;;
 probe)
   [ -x "$BIN/conv3xtf32_probe" ] && timeout 120 "$BIN/conv3xtf32_probe" 2>&1 | tee "$OUT/probe.log" ;;
 bench)

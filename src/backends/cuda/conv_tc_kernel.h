@@ -139,12 +139,16 @@ inline constexpr int kPrologueMaxCout = 32;
 // H200, 2026-12-01, against the first rule (384 blocks, 64 taps), device ms: 1024 frames seed
 // 2.467 -> 2.325, low 2.223 -> 2.215, ljs 11.503 -> 11.501; 128 frames seed 1.157 -> 1.173 (without
 // the small-grid floor 1.236: its flows want 4 ranges there), low 0.916 -> 0.889, ljs 2.751 -> 2.642.
+// With one-plane merges (a range costs less) 96 taps instead of 160: 1024 frames within 0.2%,
+// 128 frames seed 1.123 -> 1.105, low 0.835 -> 0.784, ljs 2.537 -> 2.495 ms (H200, 2026-12-01).
 // LOCKSTEP_CUDA_CONV_TC_SPLIT_RULE=blocks:taps overrides the first two (A/B timing).
 inline constexpr long kSplitTargetBlocks = 256, kSplitSmallGrid = 32;
-inline constexpr int kSplitMinTaps = 160, kSplitSmallMinTaps = 64, kMaxSplits = 8;
+inline constexpr int kSplitMinTaps = 96, kSplitSmallMinTaps = 64, kMaxSplits = 8;
 inline int choose_splits(int n, int cin, int cout, int t_out, int ks, TileKind tile, long target_blocks = kSplitTargetBlocks,
                          int min_taps = kSplitMinTaps) {
-  // The 8-warp tiles lost 5-70% when split (H200, 2026-11-30: ljs 16.79 -> 17.07 ms, seed 3.81 -> 4.18).
+  // The 8-warp tiles lost 5-70% when split (H200, 2026-11-30: ljs 16.79 -> 17.07 ms, seed 3.81 -> 4.18;
+  // again with one-plane merges, 2026-12-01, where fewer than 200-400 blocks: within 0.3% at 1024
+  // frames, up to +14% at 128).
   if (tile != TileKind::k64x64) return 1;
   const long blocks = static_cast<long>(n) * ((cout + tile_bm(tile) - 1) / tile_bm(tile)) * ((t_out + tile_bn(tile) - 1) / tile_bn(tile));
   const int chunks = cin / kChunk;
