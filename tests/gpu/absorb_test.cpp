@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 
+#include "backends/cuda/conv_tc.h"
 #include "backends/cuda/testing.h"
 #include "core/npy.h"
 #include "gpu/gpu_test_util.h"
@@ -51,6 +52,11 @@ void expect_absorbed_layer(const test::WnLayerOptions& o, int absorbed, const st
     const std::vector<Tensor> unfused = plain->run(inputs);
     for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(same_bits(got[i], unfused[i])) << what << ": output " << i << " moved with ABSORB=0";
   }
+  {  // the split ranges merged by a second kernel instead of inside a cluster: the same bits
+    EnvVar off("LOCKSTEP_CUDA_CONV_TC_GATE_CLUSTER", "0");
+    const std::vector<Tensor> merged = cuda::backend().compile(g, Options{})->run(inputs);
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(same_bits(got[i], merged[i])) << what << ": output " << i << " moved with GATE_CLUSTER=0";
+  }
   std::map<std::string, Tensor> taps;
   RunOptions ro;
   ro.tap = [&](const ir::Node& n, int, const Tensor& v) { taps[n.name] = v.clone(); };
@@ -76,6 +82,16 @@ TEST(CudaAbsorb, WaveNetLayerGateAndResidualsMatchReferenceAndUnfusedBits) {
   o.h = 192;  // the ljs/low flows' width
   o.t = 1000;  // t_out not a multiple of the tiles
   expect_absorbed_layer(o, 2, "wn layer h192 T1000");
+  // Short inputs split in 4 or 8 ranges: the gate conv merges them in a thread-block cluster (in
+  // the default compiles; the ABSORB=0 and GATE_CLUSTER=0 compiles do not), with the same bits.
+  const int clusters = cuda::gate_cluster_recorded_count();
+  o.t = 128;
+  expect_absorbed_layer(o, 2, "wn layer h192 T128 (8 ranges, cluster)");
+  o.n = 2;
+  o.h = 128;
+  o.t = 260;  // a partial time tile
+  expect_absorbed_layer(o, 2, "wn layer h128 batch 2 T260 (4 ranges, cluster)");
+  EXPECT_EQ(cuda::gate_cluster_recorded_count() - clusters, 2);
 }
 
 TEST(CudaAbsorb, CasesThatKeepTheirKernels) {
@@ -134,6 +150,10 @@ TEST(CudaAbsorb, SharedFlowAbsorbsItsGatesAndResiduals) {
   const cpu_test::Diff d = cpu_test::diff(got, read_npy(stem + ".ref64.npy"));
   EXPECT_TRUE(d.finite);
   EXPECT_LE(d.rel_l2, kModelRelL2);
+  {
+    EnvVar merge("LOCKSTEP_CUDA_CONV_TC_GATE_CLUSTER", "0");
+    EXPECT_TRUE(same_bits(got, cuda::backend().compile(g, Options{})->run(inputs)[0])) << "the cluster merge changed the flow's bits";
+  }
   EnvVar off("LOCKSTEP_CUDA_ABSORB", "0");
   EXPECT_TRUE(same_bits(got, cuda::backend().compile(g, Options{})->run(inputs)[0])) << "absorption changed the flow's bits";
 }

@@ -22,5 +22,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program);
 
 // Test hook: Conv nodes this process recorded on the tensor-core path.
 int conv_tc_recorded_count();
+// How many of those merge a WN gate conv's split ranges in a thread-block cluster (tests).
+int gate_cluster_recorded_count();
 
 }  // namespace lockstep::cuda

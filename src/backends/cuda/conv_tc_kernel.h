@@ -73,6 +73,10 @@ struct Params {
   // Split reductions whose merge the caller launches itself (conv_tc.cu's WN gate): set, launch()
   // runs the conv kernel alone and the partial sums wait in `partial`.
   int merge_elsewhere = 0;
+  // Split reductions merged inside a thread-block cluster (one block per range, conv_tc.cu's gate
+  // cluster kernel): each block leaves its range's sums in its shared memory, [bm][bn], instead of
+  // `partial` (split_planes 1 only).
+  int cluster_tile = 0;
 };
 
 // Where virtual output (row, u) lands: false outside y (ConvTranspose crops); sets the flat
@@ -392,6 +396,14 @@ __device__ __forceinline__ bool conv_block(const Params& p) {
           if (row < p.cout && t < p.t_out) f(mi, ni, e, row, t);
         }
   };
+  if (p.splits > 1 && p.cluster_tile) {  // this range's sums (acc + small, as below) for the cluster's merge
+    __syncthreads();  // every warp is done with the ring's buffers
+    each_output([&](int mi, int ni, int e, int row, int t) {
+      const float a = acc[mi][ni][e];
+      tc_smem[(row - co0) * T::bn + (t - t0)] = isinf(a) ? a : a + small[mi][ni][e];
+    });
+    return false;
+  }
   if (p.splits > 1) {  // unmerged sums of this chunk range; split_reduce merges in split order
     const size_t plane = static_cast<size_t>(p.cout) * p.t_out;
     float* pa = p.partial + static_cast<size_t>(blockIdx.z) * p.split_planes * plane;
