@@ -7,6 +7,7 @@
 #ifdef LOCKSTEP_HAVE_CUDA
 
 #include "backends/cuda/conv_tc.h"
+#include "backends/cuda/conv_tc_gate.h"
 #include "backends/cuda/conv_tc_kernel.h"
 #include "backends/cuda/conv_wgmma.h"
 #include "gpu/gpu_test_util.h"
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <cstdlib>
 #include <limits>
+#include <vector>
 
 namespace lockstep::gpu_test {
 namespace {
@@ -512,6 +514,40 @@ TEST(CudaConvTcHost, WeightSplitPacksHiAndScaledLoAsFp16Pairs) {
         ASSERT_EQ(fp16_at(lane0 + half + (lower_row ? 1 : 0), high), h) << "fp16 hi of co " << co << " ci " << ci << " k " << k;
         ASSERT_EQ(fp16_at(lane0 + half + (lower_row ? 3 : 2), high), l * 2048.0f) << "fp16 lo of co " << co << " ci " << ci << " k " << k;
       }
+}
+
+// The cluster kernel's weight rows (conv_tc_gate.h): each 64-row tile holds gate channels
+// 32j..32j+31 of both halves, the a half in rows 0..31 and the b half in rows 32..63 at the same
+// offset; every real row appears once; rows past the gate's channels are zero.
+TEST(CudaConvTcHost, GateClusterWeightsPairBothHalvesInOneTile) {
+  constexpr int cin = 8, ks = 3;
+  for (const int len : {64, 72, 192})
+    for (const bool a_first : {true, false}) {
+      cuda::GateParams gp;
+      gp.len = len;
+      gp.a = a_first ? 0 : len;
+      gp.b = a_first ? len : 0;
+      std::vector<float> w(static_cast<size_t>(2 * len) * cin * ks);
+      for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i / (cin * ks) + 1);  // 1 + the real row
+      const std::vector<float> out = cuda::gate_cluster_weights(w, gp, cin, ks);
+      const int rows = cuda::gate_cluster_cout(len);
+      ASSERT_EQ(out.size(), static_cast<size_t>(rows) * cin * ks);
+      EXPECT_EQ(rows % 64, 0);
+      std::vector<int> seen(static_cast<size_t>(2 * len), 0);
+      for (int r = 0; r < rows; ++r) {
+        const int tile = r / 64, i = r % 64, channel = 32 * tile + i % 32;
+        const float first = out[static_cast<size_t>(r) * cin * ks];
+        for (int k = 0; k < cin * ks; ++k) ASSERT_EQ(out[static_cast<size_t>(r) * cin * ks + k], first) << "row " << r << " mixes rows";
+        if (channel >= len) {
+          EXPECT_EQ(first, 0.0f) << "len " << len << " padding row " << r;
+          continue;
+        }
+        const int real = static_cast<int>(first) - 1;
+        EXPECT_EQ(real, (i < 32 ? gp.a : gp.b) + channel) << "len " << len << " row " << r;
+        if (real >= 0 && real < 2 * len) ++seen[static_cast<size_t>(real)];
+      }
+      for (int r = 0; r < 2 * len; ++r) EXPECT_EQ(seen[static_cast<size_t>(r)], 1) << "len " << len << " real row " << r;
+    }
 }
 
 }  // namespace

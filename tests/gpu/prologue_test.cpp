@@ -102,6 +102,64 @@ TEST(CudaPrologue, SmallConvFusesByDefaultWithTheSameBits) {
   EXPECT_TRUE(same_bits(got, fused->run(inputs, tap)[0])) << "eager and graph runs differ";
 }
 
+// HiFi-GAN's stage: one LeakyRelu of the upsampler's output feeds three resblocks' first convs
+// (dilations 1, 3, 5), each adding the upsampler's output back. `wide` channels for the second
+// conv: above 32 output channels it does not take the prologue by default.
+ir::Graph shared_leaky_stage(int64_t wide) {
+  ir::Graph g;
+  test::GraphBuilder b(g);
+  constexpr int64_t c = 32;
+  const ir::ValueId x = b.value("x", {1, c, kT}), a = b.value("a", {1, c, kT});
+  g.inputs = {x};
+  ir::Node leaky = b.node(Op::LeakyRelu, "leaky", {x}, a);
+  leaky.attrs.set("alpha", 0.1f);
+  g.nodes = {leaky};
+  for (int r = 0; r < 3; ++r) {
+    const int64_t co = r == 1 ? wide : c, d = 2 * r + 1;
+    const std::string id = std::to_string(r);
+    const ir::ValueId w = b.value("w" + id, {co, c, kK}, random_tensor({co, c, kK}, 60 + r, DType::Float32, -0.1f, 0.1f));
+    const ir::ValueId y = b.value("y" + id, {1, co, kT});
+    ir::Node conv = b.node(Op::Conv, "conv" + id, {a, w}, y);
+    conv.attrs.set("dilations", std::vector<int64_t>{d});
+    conv.attrs.set("pads", std::vector<int64_t>{3 * d, 3 * d});
+    if (co == c) conv.epilogue = {ir::EpilogueStep{Op::Add, x, true, 0.0f, "residual" + id}};
+    g.nodes.push_back(conv);
+    g.outputs.push_back(y);
+  }
+  return g;
+}
+
+TEST(CudaPrologue, LeakyReluReadByThreeConvsIsAppliedByEachWithTheSameBits) {
+  LOCKSTEP_REQUIRE_GPU();
+  const ir::Graph g = shared_leaky_stage(32);
+  const std::vector<Tensor> inputs = {random_tensor({1, 32, kT}, 66)};
+  auto fused = cuda::backend().compile(g, Options{});
+  EXPECT_EQ(cuda::prologues_fused(*fused), 3);
+  const std::vector<Tensor> got = fused->run(inputs);
+  cpu_test::expect_outputs_match(got, reference::evaluate(g, inputs), 32 * kK, "shared leaky", kGpuRelL2, kGpuAbsPerTerm);
+  std::vector<Tensor> plain;
+  {
+    EnvVar off("LOCKSTEP_CUDA_FUSE_PROLOGUE", "0");
+    auto exe = cuda::backend().compile(g, Options{});
+    EXPECT_EQ(cuda::prologues_fused(*exe), 0);
+    plain = exe->run(inputs);
+  }
+  RunOptions tap;  // eager: the LeakyRelu kernel runs
+  tap.tap = [](const ir::Node&, int, const Tensor&) {};
+  const std::vector<Tensor> eager = fused->run(inputs, tap);
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_TRUE(same_bits(got[i], plain[i])) << "output " << i << ": the shared prologue changed the bits";
+    EXPECT_TRUE(same_bits(got[i], eager[i])) << "output " << i << ": eager and graph runs differ";
+  }
+  // One reader that keeps reading the LeakyRelu's output (64 channels out): the kernel must run,
+  // so no reader applies it.
+  const ir::Graph mixed = shared_leaky_stage(64);
+  auto partial = cuda::backend().compile(mixed, Options{});
+  EXPECT_EQ(cuda::prologues_fused(*partial), 0);
+  cpu_test::expect_outputs_match(partial->run(inputs), reference::evaluate(mixed, inputs), 32 * kK, "shared leaky, one wide reader",
+                                 kGpuRelL2, kGpuAbsPerTerm);
+}
+
 TEST(CudaPrologue, ProducerWithAnotherReaderIsNotFused) {
   LOCKSTEP_REQUIRE_GPU();
   const ir::Graph g = resblock(true);

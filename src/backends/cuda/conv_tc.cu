@@ -1,8 +1,6 @@
 // Strict-fp32 1-D Conv on tensor cores: eligibility, compile-time weight split, launch.
 #include "backends/cuda/conv_tc.h"
 
-#include <cooperative_groups.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -13,6 +11,7 @@
 #include <vector>
 
 #include "backends/channel_consumers.h"
+#include "backends/cuda/conv_tc_gate.h"
 #include "backends/cuda/conv_tc_kernel.h"
 #include "backends/cuda/conv_wgmma.h"
 #include "backends/cuda/ew_ops.h"
@@ -43,149 +42,6 @@ bool convt_long_enough(const ir::Graph& g, const ir::Node& node) {
 }
 
 std::atomic<int> recorded{0}, gate_clusters{0};
-
-// The WN gate absorbed into a split conv's merge (backends::gate_pattern): per gate output
-// (b, c, t), the merged conv outputs of channels a + c and b + c (bias added, as split_reduce
-// stores them) through the two unary nodes' ops, then their Mul, with elementwise.cu's float ops
-// in the graph's operand order: the bits of the merge, Slice views, unary and Mul kernels.
-struct GateParams {
-  float* y = nullptr;  // [n][len][t_out]
-  int a = 0, b = 0, len = 0, code_a = kIdentity, code_b = kIdentity, a_is_lhs = 0;
-  float alpha_a = 0.0f, alpha_b = 0.0f;
-};
-
-__global__ void split_reduce_gate(tc::Params p, GateParams gp, int n) {
-  const size_t gplane = static_cast<size_t>(gp.len) * p.t_out, total = static_cast<size_t>(n) * gplane;
-  for (size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; idx < total; idx += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const size_t b = idx / gplane, i = idx % gplane;
-    const int c = static_cast<int>(i / p.t_out), t = static_cast<int>(i % p.t_out);
-    const int ra = gp.a + c, rb = gp.b + c;
-    const float xa = tc::finish(p, tc::merged_sum(p, b, static_cast<size_t>(ra) * p.t_out + t), ra, nullptr);
-    const float xb = tc::finish(p, tc::merged_sum(p, b, static_cast<size_t>(rb) * p.t_out + t), rb, nullptr);
-    const float ua = apply(gp.code_a, xa, xa, gp.alpha_a), ub = apply(gp.code_b, xb, xb, gp.alpha_b);
-    gp.y[idx] = gp.a_is_lhs ? apply(kMul, ua, ub, 0.0f) : apply(kMul, ub, ua, 0.0f);
-  }
-}
-
-cudaError_t launch_gate_merge(const tc::Params& p, const GateParams& gp, int n, cudaStream_t s) {
-  // One output per thread: a float4 form (four steps per thread) was slower here, 16 gate convs
-  // +0.03 ms on every preset (H200, 2026-12-01), unlike split_reduce's.
-  const size_t total = static_cast<size_t>(n) * gp.len * p.t_out;
-  const unsigned blocks = static_cast<unsigned>(std::min<size_t>((total + 255) / 256, size_t{65535} * 4));
-  split_reduce_gate<<<blocks, 256, 0, s>>>(p, gp, n);
-  return cudaGetLastError();
-}
-
-// The WN gate conv's split ranges merged in a thread-block cluster (one block per range, the
-// cluster along grid z): no partial sums in global memory and no second kernel. The weights' rows
-// are permuted so that the 64-row tile `tile` holds conv rows a + 32*tile + i (rows 0..31) and
-// b + 32*tile + i (rows 32..63): both halves of gate channels 32*tile + i meet in one cluster
-// (rows past the gate's len are zero weights; p.cout counts them, the real conv has 2*len rows).
-// Each block leaves its range's sums in its shared memory; block `rank` then sums rows i of the
-// ranges in range order (merged_sum's order), adds the bias, and stores the gate (gp.y) or, in
-// eager runs (gp.y null), the conv output y at its real rows: split_reduce(_gate)'s float ops, the
-// same bits.
-inline constexpr int kGateClusterRows = 32;  // gate channels per 64-row tile
-
-__device__ __forceinline__ int gate_cluster_row(const GateParams& gp, int tile, int i) {  // conv row of tile row i
-  return (i < kGateClusterRows ? gp.a : gp.b) + kGateClusterRows * tile + i % kGateClusterRows;
-}
-
-template <int KS>
-__global__ void __launch_bounds__(tc::Tile<2, 2>::threads, tc::Tile<2, 2>::minb_cap)
-    conv1d_3xtf32_gate_cluster(const __grid_constant__ tc::Params p, const __grid_constant__ GateParams gp) {
-  using C = tc::Config<KS>;
-  constexpr int kBn = tc::Tile<2, 2>::bn;
-  if (!p.small_f16 || tc::conv_block<true, KS, C::stages, C::unroll, 2, 2>(p)) tc::conv_block_tf32<KS, C::stages, C::unroll, 2, 2>(p);
-  extern __shared__ __align__(16) float tc_smem[];
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();  // every range's sums are in its block's shared memory
-  const int splits = p.splits, rank = static_cast<int>(blockIdx.z) % splits, batch = static_cast<int>(blockIdx.z) / splits;
-  const int tile = static_cast<int>(blockIdx.y), t0 = static_cast<int>(blockIdx.x) * kBn, per = kGateClusterRows / splits;
-  constexpr int kQuads = kBn / 4;  // four steps per thread: 16-byte reads of the other blocks' sums
-  auto sum_at = [&](int at) {      // the ranges' sums at tile offset `at`, added in range order
-    float4 v = *reinterpret_cast<const float4*>(cluster.map_shared_rank(tc_smem + at, 0));
-    for (int s = 1; s < splits; ++s) {
-      const float4 a = *reinterpret_cast<const float4*>(cluster.map_shared_rank(tc_smem + at, s));
-      v = make_float4(v.x + a.x, v.y + a.y, v.z + a.z, v.w + a.w);
-    }
-    return v;
-  };
-  for (int idx = threadIdx.x; idx < per * kQuads; idx += blockDim.x) {
-    const int i = rank * per + idx / kQuads, tt = 4 * (idx % kQuads), t = t0 + tt;
-    if (t >= p.t_out || kGateClusterRows * tile + i >= gp.len) continue;
-    const float4 qa = sum_at(i * kBn + tt), qb = sum_at((i + kGateClusterRows) * kBn + tt);
-    const float va[4] = {qa.x, qa.y, qa.z, qa.w}, vb[4] = {qb.x, qb.y, qb.z, qb.w};
-    const int ra = gate_cluster_row(gp, tile, i), rb = gate_cluster_row(gp, tile, i + kGateClusterRows);
-    const int steps = min(4, p.t_out - t);
-    for (int j = 0; j < steps; ++j) {
-      const float xa = tc::finish(p, va[j], ra, nullptr), xb = tc::finish(p, vb[j], rb, nullptr);
-      if (gp.y) {
-        const float ua = apply(gp.code_a, xa, xa, gp.alpha_a), ub = apply(gp.code_b, xb, xb, gp.alpha_b);
-        const size_t at = (static_cast<size_t>(batch) * gp.len + kGateClusterRows * tile + i) * p.t_out + t + j;
-        gp.y[at] = gp.a_is_lhs ? apply(kMul, ua, ub, 0.0f) : apply(kMul, ub, ua, 0.0f);
-      } else {
-        float* y = p.y + static_cast<size_t>(batch) * 2 * gp.len * p.t_out;
-        y[static_cast<size_t>(ra) * p.t_out + t + j] = xa;
-        y[static_cast<size_t>(rb) * p.t_out + t + j] = xb;
-      }
-    }
-  }
-  cluster.sync();  // no block leaves while another still reads its shared memory
-}
-
-// The cluster launch's configuration (attr outlives it); max_clusters: how many clusters the device
-// runs at once, when asked for.
-template <int KS>
-cudaError_t launch_gate_cluster_ks(const tc::Params& p, const GateParams& gp, int n, size_t smem, cudaStream_t s, int* max_clusters = nullptr) {
-  using T = tc::Tile<2, 2>;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = static_cast<unsigned>(p.splits);
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3((p.t_out + T::bn - 1) / T::bn, (p.cout + T::bm - 1) / T::bm, n * p.splits);
-  config.blockDim = dim3(T::threads);
-  config.dynamicSmemBytes = smem;
-  config.stream = s;
-  config.attrs = attr;
-  config.numAttrs = 1;
-  if (max_clusters) return cudaOccupancyMaxActiveClusters(max_clusters, conv1d_3xtf32_gate_cluster<KS>, &config);
-  return cudaLaunchKernelEx(&config, conv1d_3xtf32_gate_cluster<KS>, p, gp);
-}
-cudaError_t launch_gate_cluster(const tc::Params& p, const GateParams& gp, int ks, int n, size_t smem, cudaStream_t s,
-                                int* max_clusters = nullptr) {
-  switch (ks) {
-    case 3: return launch_gate_cluster_ks<3>(p, gp, n, smem, s, max_clusters);
-    case 5: return launch_gate_cluster_ks<5>(p, gp, n, smem, s, max_clusters);
-    case 7: return launch_gate_cluster_ks<7>(p, gp, n, smem, s, max_clusters);
-    case 11: return launch_gate_cluster_ks<11>(p, gp, n, smem, s, max_clusters);
-    default: return cudaErrorInvalidValue;
-  }
-}
-cudaError_t prepare_gate_cluster(int bytes) {
-  cudaError_t e = cudaFuncSetAttribute(conv1d_3xtf32_gate_cluster<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  if (e == cudaSuccess) e = cudaFuncSetAttribute(conv1d_3xtf32_gate_cluster<5>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  if (e == cudaSuccess) e = cudaFuncSetAttribute(conv1d_3xtf32_gate_cluster<7>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  if (e == cudaSuccess) e = cudaFuncSetAttribute(conv1d_3xtf32_gate_cluster<11>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  return e;
-}
-
-// Whether the gate's split merge can run in a cluster (LOCKSTEP_CUDA_CONV_TC_GATE_CLUSTER=0: never):
-// the 4-warp 64x64 tile split in 4 or 8 ranges (one plane), the gate's halves the conv's two
-// halves, and the tile's shared memory large enough for its sums. H200, 2026-12-01, 16 gate convs
-// against the merge kernel: 4-8 ranges on small grids (128 frames) 0.217 -> 0.204 ms (seed),
-// 0.251 -> 0.234 (low, ljs); 2 ranges (seed at 1024 frames) 0.266 -> 0.293, so not there.
-bool gate_cluster_ok(const backends::GatePattern& gate, const tc::Params& base, tc::TileKind tile, int cout, int ks, size_t smem) {
-  const int64_t len = gate.a.len;
-  return !env_is("LOCKSTEP_CUDA_CONV_TC_GATE_CLUSTER", "0") && tile == tc::TileKind::k64x64 && base.splits >= 4 &&
-         base.splits <= 8 && kGateClusterRows % base.splits == 0 && base.split_planes == 1 && tc::supported_ks(ks) &&
-         gate.b.len == len && cout == 2 * len &&
-         ((gate.a.c0 == 0 && gate.b.c0 == len) || (gate.a.c0 == len && gate.b.c0 == 0)) &&
-         smem >= sizeof(float) * tc::Tile<2, 2>::bm * tc::Tile<2, 2>::bn;
-}
 
 // The gate this conv's split merge can compute (LOCKSTEP_CUDA_ABSORB=0: none): a plain conv with
 // no epilogue, split, on the mma.sync kernel.
@@ -232,12 +88,14 @@ bool wgmma_enabled(int device) {
   return major == 9 && minor == 0;
 }
 
-// The LeakyRelu node whose output is this Conv's input and is read by nothing else (no graph
-// output, no epilogue operand), with no epilogue of its own and a float input: the Conv can apply
-// it as it reads (Params::pre_alpha). -1 when there is none.
+// The LeakyRelu node whose output is this Conv's input and is read only as Conv inputs (no graph
+// output, no epilogue operand; HiFi-GAN's stages feed one LeakyRelu to three resblocks' first convs),
+// with no epilogue of its own and a float input: the Conv can apply it as it reads
+// (Params::pre_alpha). The executor drops the LeakyRelu's kernel only where every reader does.
+// -1 when there is none.
 int leaky_producer(const ir::Graph& g, int conv) {
   const ir::ValueId x = g.nodes[static_cast<size_t>(conv)].inputs[0];
-  const int producer = sole_reader_producer(g, x);  // the Conv is that one reader
+  const int producer = env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE_SHARED", "0") ? sole_reader_producer(g, x) : conv_input_producer(g, x);
   if (producer < 0) return -1;
   const ir::Node& l = g.nodes[static_cast<size_t>(producer)];
   if (l.op != ir::Op::LeakyRelu || !l.epilogue.empty() || l.outputs.size() != 1 || l.inputs.size() != 1) return -1;
@@ -439,7 +297,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
     // saves (H200, 2026-12-01: low's 96 clusters of 4 where 92 fit, gate convs 26 -> 37 us each).
     check_cuda(prepare_gate_cluster(optin), "gate cluster conv shared memory opt-in", node.name);
     tc::Params q = base;
-    q.cout = tc::Tile<2, 2>::bm * ((gp.len + kGateClusterRows - 1) / kGateClusterRows);
+    q.cout = gate_cluster_cout(gp.len);
     int max_clusters = 0;
     check_cuda(launch_gate_cluster(q, gp, ks, n, smem, nullptr, &max_clusters), "gate cluster occupancy", node.name);
     const long clusters = static_cast<long>(n) * (q.cout / tc::Tile<2, 2>::bm) * ((base.t_out + tc::Tile<2, 2>::bn - 1) / tc::Tile<2, 2>::bn);
@@ -454,17 +312,9 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   // Split once here: weights are constants (float32 on the device, as cuDNN would read them).
   const Tensor wf = wv.constant.dtype() == DType::Float32 ? wv.constant : wv.constant.to(DType::Float32);
   std::vector<float> w = virtual_weights(node, v, wf.data<float>());
-  if (cluster) {  // rows in the cluster kernel's order: tile j holds rows a + 32j + i, then b + 32j + i
-    const std::vector<float> natural = w;
-    const size_t row = static_cast<size_t>(cin) * ks;
-    base.cout = tc::Tile<2, 2>::bm * ((gp.len + kGateClusterRows - 1) / kGateClusterRows);
-    w.assign(static_cast<size_t>(base.cout) * row, 0.0f);
-    for (int r = 0; r < base.cout; ++r) {
-      const int tile_row = r % tc::Tile<2, 2>::bm, channel = kGateClusterRows * (r / tc::Tile<2, 2>::bm) + tile_row % kGateClusterRows;
-      if (channel >= gp.len) continue;  // zero weights past the gate's channels
-      const int real = (tile_row < kGateClusterRows ? gp.a : gp.b) + channel;
-      std::copy_n(natural.begin() + static_cast<std::ptrdiff_t>(real * row), row, w.begin() + static_cast<std::ptrdiff_t>(r * row));
-    }
+  if (cluster) {
+    base.cout = gate_cluster_cout(gp.len);
+    w = gate_cluster_weights(w, gp, cin, ks);
   }
   // tf32: the weights rounded to TF32 (their lo parts zero), the activations still split: about
   // the weights' rounding error, and no separate kernel (a mode flag in the loop cost registers).

@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "backends/channel_views.h"
 #include "backends/cuda/executor.h"
+#include "backends/cuda/families.h"
 #include "backends/in_place_plan.h"
 
 namespace lockstep::cuda {
@@ -156,24 +159,37 @@ void CudaExecutable::absorb_consumers() {
 // Prologue fusion (PrologueFusion in device.h): in graph replay a consumer (a Conv and its
 // LeakyRelu producer, an element-wise kernel and the unary producer of an operand) reads the
 // producer's input and applies it itself, and the producer does not run, where nothing from the
-// producer to the consumer writes over that input. Eager runs keep both kernels (taps see the value).
+// producer to the consumer writes over that input. A producer read by several consumers (one
+// LeakyRelu feeding three resblock convs) stops only where every reader applies it; otherwise all of
+// them keep reading its output. Eager runs keep both kernels (taps see the value).
 void CudaExecutable::fuse_prologues() {
   const bool off = options_.safe;  // safe mode runs every node's own kernel
   auto span = [&](ir::ValueId v) {
     const auto* p = static_cast<const std::byte*>(ctx_->value_ptr_[static_cast<size_t>(v)]);
     return backends::ByteSpan{p, p ? p + value_bytes_[static_cast<size_t>(v)] : p};
   };
+  const std::vector<PrologueFusion>& fusions = ctx_->prologues;
+  std::vector<char> ok(fusions.size(), 0);
+  std::map<int, int> applying;  // producer -> readers that may apply it in graph replay
+  for (size_t i = 0; i < fusions.size(); ++i) {
+    const PrologueFusion& f = fusions[i];
+    ok[i] = !off && !f.disabled &&
+            !backends::overwritten_between(graph_, static_cast<size_t>(f.producer), static_cast<size_t>(f.consumer), span(f.source), span);
+    applying[f.producer] += ok[i];
+  }
+  for (size_t i = 0; i < fusions.size(); ++i) {
+    const int producer = fusions[i].producer;
+    if (ok[i] && applying[producer] != reader_count(graph_, graph_.nodes[static_cast<size_t>(producer)].outputs[0])) ok[i] = 0;
+  }
   // Later entries first: erasing a fused launch must not shift another entry's indices.
-  for (auto it = ctx_->prologues.rbegin(); it != ctx_->prologues.rend(); ++it) {
-    const PrologueFusion& f = *it;
+  for (size_t i = fusions.size(); i-- > 0;) {
+    const PrologueFusion& f = fusions[i];
     auto& launches = programs_[static_cast<size_t>(f.consumer)].launches;
     if (f.disabled) {  // an absorbed consumer's launches are already settled above
       if (f.fused < launches.size() && !launches[f.fused].in_eager()) launches.erase(launches.begin() + static_cast<std::ptrdiff_t>(f.fused));
       continue;
     }
-    const bool ok = !off && !backends::overwritten_between(graph_, static_cast<size_t>(f.producer),
-                                                            static_cast<size_t>(f.consumer), span(f.source), span);
-    if (!ok) {
+    if (!ok[i]) {
       launches.erase(launches.begin() + static_cast<std::ptrdiff_t>(f.fused));
       continue;
     }
