@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <atomic>
 #include <vector>
 
 #include "backends/cpu/transpose.h"
@@ -24,10 +25,11 @@ TEST(CpuTranspose, NcwToNwcAndBackMatchTheDefinition) {
         for (int64_t i = 0; i < w; ++i)
           ASSERT_EQ(t[static_cast<size_t>((p * w + i) * c + ch)], x[static_cast<size_t>((p * c + ch) * w + i)])
               << n << "x" << c << "x" << w << " at " << p << "," << ch << "," << i;
-    std::vector<int64_t> seen;  // every (plane, tile) visited once, tiles covering [0, w)
-    int64_t covered = 0;
-    nwc_to_ncw(t.data(), back.data(), n, c, w, [&](int64_t p, int64_t w0, int64_t w1) { covered += w1 - w0; });
-    EXPECT_EQ(covered, n * w);
+    // Every (plane, tile) visited once, the tiles covering [0, w). The callback runs on the
+    // OpenMP threads of the transpose: the sum is atomic (a plain one lost updates under load).
+    std::atomic<int64_t> covered{0};
+    nwc_to_ncw(t.data(), back.data(), n, c, w, [&](int64_t, int64_t w0, int64_t w1) { covered += w1 - w0; });
+    EXPECT_EQ(covered.load(), n * w);
     EXPECT_EQ(back, x);
   }
 }
