@@ -292,32 +292,23 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
     gp.alpha_b = ub.attrs.get_float("alpha", 0.01f);
     gp.a_is_lhs = gate->a_is_lhs ? 1 : 0;
   }
-  if (cluster) {
-    // Only where every cluster runs at once: a second wave costs more than the merge kernel it
-    // saves (H200, 2026-12-01: low's 96 clusters of 4 where 92 fit, gate convs 26 -> 37 us each).
-    // A device or driver without clusters answers with an error: the merge kernel then.
+  if (cluster) {  // only where every cluster runs at once; the merge kernel otherwise
     tc::Params q = base;
     q.cout = gate_cluster_cout(gp.len);
-    int max_clusters = 0;
-    if (prepare_gate_cluster(optin) != cudaSuccess || launch_gate_cluster(q, gp, ks, n, smem, nullptr, &max_clusters) != cudaSuccess) {
-      cudaGetLastError();  // not sticky: clear it so later calls are not blamed for it
-      max_clusters = 0;
-    }
-    const long clusters = static_cast<long>(n) * (q.cout / tc::Tile<2, 2>::bm) * ((base.t_out + tc::Tile<2, 2>::bn - 1) / tc::Tile<2, 2>::bn);
-    cluster = clusters <= max_clusters;
+    cluster = gate_clusters_fit(q, ks, n, optin, smem);
   }
   base.cluster_tile = cluster ? 1 : 0;
   const size_t partial_bytes =
       cluster ? 0 : tc::split_partial_floats(n, cout, base.t_out, base.splits, base.split_planes) * sizeof(float);
   ctx.need_workspace(partial_bytes);
   check_cuda(hopper ? wg::prepare(optin) : tc::prepare(optin), "tensor-core conv shared memory opt-in", node.name);
-  if (cluster) gate_clusters.fetch_add(1);
   // Split once here: weights are constants (float32 on the device, as cuDNN would read them).
   const Tensor wf = wv.constant.dtype() == DType::Float32 ? wv.constant : wv.constant.to(DType::Float32);
   std::vector<float> w = virtual_weights(node, v, wf.data<float>());
   if (cluster) {
     base.cout = gate_cluster_cout(gp.len);
     w = gate_cluster_weights(w, gp, cin, ks);
+    gate_clusters.fetch_add(1);
   }
   // tf32: the weights rounded to TF32 (their lo parts zero), the activations still split: about
   // the weights' rounding error, and no separate kernel (a mode flag in the loop cost registers).

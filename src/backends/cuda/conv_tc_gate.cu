@@ -72,25 +72,34 @@ __global__ void __launch_bounds__(tc::Tile<2, 2>::threads, tc::Tile<2, 2>::minb_
   cluster.sync();  // no block leaves while another still reads its shared memory
 }
 
-// The cluster launch's configuration (attr outlives it); max_clusters: how many clusters the device
-// runs at once, when asked for.
-template <int KS>
-cudaError_t launch_gate_cluster_ks(const tc::Params& p, const GateParams& gp, int n, size_t smem, cudaStream_t s, int* max_clusters = nullptr) {
+// The cluster launch's configuration: one cluster of p.splits blocks along z per output tile
+// (`attr` must outlive it).
+cudaLaunchConfig_t cluster_config(const tc::Params& p, int n, size_t smem, cudaStream_t s, cudaLaunchAttribute& attr) {
   using T = tc::Tile<2, 2>;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = static_cast<unsigned>(p.splits);
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = 1;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = static_cast<unsigned>(p.splits);
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3((p.t_out + T::bn - 1) / T::bn, (p.cout + T::bm - 1) / T::bm, n * p.splits);
   config.blockDim = dim3(T::threads);
   config.dynamicSmemBytes = smem;
   config.stream = s;
-  config.attrs = attr;
+  config.attrs = &attr;
   config.numAttrs = 1;
-  if (max_clusters) return cudaOccupancyMaxActiveClusters(max_clusters, conv1d_3xtf32_gate_cluster<KS>, &config);
-  return cudaLaunchKernelEx(&config, conv1d_3xtf32_gate_cluster<KS>, p, gp);
+  return config;
+}
+
+// The kernel for kernel size ks (3, 5, 7, 11), or nullptr.
+using ClusterKernel = void (*)(tc::Params, GateParams);
+ClusterKernel cluster_kernel(int ks) {
+  switch (ks) {
+    case 3: return conv1d_3xtf32_gate_cluster<3>;
+    case 5: return conv1d_3xtf32_gate_cluster<5>;
+    case 7: return conv1d_3xtf32_gate_cluster<7>;
+    case 11: return conv1d_3xtf32_gate_cluster<11>;
+    default: return nullptr;
+  }
 }
 
 }  // namespace
@@ -104,22 +113,26 @@ cudaError_t launch_gate_merge(const tc::Params& p, const GateParams& gp, int n, 
   return cudaGetLastError();
 }
 
-cudaError_t launch_gate_cluster(const tc::Params& p, const GateParams& gp, int ks, int n, size_t smem, cudaStream_t s,
-                                int* max_clusters) {
-  switch (ks) {
-    case 3: return launch_gate_cluster_ks<3>(p, gp, n, smem, s, max_clusters);
-    case 5: return launch_gate_cluster_ks<5>(p, gp, n, smem, s, max_clusters);
-    case 7: return launch_gate_cluster_ks<7>(p, gp, n, smem, s, max_clusters);
-    case 11: return launch_gate_cluster_ks<11>(p, gp, n, smem, s, max_clusters);
-    default: return cudaErrorInvalidValue;
-  }
+cudaError_t launch_gate_cluster(const tc::Params& p, const GateParams& gp, int ks, int n, size_t smem, cudaStream_t s) {
+  const ClusterKernel kernel = cluster_kernel(ks);
+  if (!kernel) return cudaErrorInvalidValue;
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t config = cluster_config(p, n, smem, s, attr);
+  return cudaLaunchKernelEx(&config, kernel, p, gp);
 }
-cudaError_t prepare_gate_cluster(int bytes) {
-  cudaError_t e = cudaFuncSetAttribute(conv1d_3xtf32_gate_cluster<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  if (e == cudaSuccess) e = cudaFuncSetAttribute(conv1d_3xtf32_gate_cluster<5>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  if (e == cudaSuccess) e = cudaFuncSetAttribute(conv1d_3xtf32_gate_cluster<7>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  if (e == cudaSuccess) e = cudaFuncSetAttribute(conv1d_3xtf32_gate_cluster<11>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  return e;
+
+bool gate_clusters_fit(const tc::Params& p, int ks, int n, int optin, size_t smem) {
+  const ClusterKernel kernel = cluster_kernel(ks);
+  if (!kernel) return false;
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t config = cluster_config(p, n, smem, nullptr, attr);
+  int max_clusters = 0;
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin) != cudaSuccess ||
+      cudaOccupancyMaxActiveClusters(&max_clusters, kernel, &config) != cudaSuccess) {
+    cudaGetLastError();  // not sticky: clear it so later calls are not blamed for it
+    return false;
+  }
+  return static_cast<long>(config.gridDim.x) * config.gridDim.y * n <= max_clusters;
 }
 
 std::vector<float> gate_cluster_weights(const std::vector<float>& w, const GateParams& gp, int cin, int ks) {

@@ -41,12 +41,14 @@ inline constexpr int kGateClusterRows = 32;  // gate channels per 64-row tile
 inline int gate_cluster_cout(int len) { return tc::Tile<2, 2>::bm * ((len + kGateClusterRows - 1) / kGateClusterRows); }
 // Weights w[2*len][cin][ks] in the cluster kernel's row order (gate_cluster_cout rows, zeros past len).
 std::vector<float> gate_cluster_weights(const std::vector<float>& w, const GateParams& gp, int cin, int ks);
-// The conv and its merge as one cluster launch (p.cluster_tile set, weights in the cluster's row
-// order); with max_clusters, only how many clusters the device runs at once (nothing launched).
-cudaError_t launch_gate_cluster(const tc::Params& p, const GateParams& gp, int ks, int n, size_t smem, cudaStream_t s,
-                                int* max_clusters = nullptr);
-// Host, before launches or occupancy queries (not during capture): `bytes` of dynamic shared memory.
-cudaError_t prepare_gate_cluster(int bytes);
+// The conv and its merge as one cluster launch (p.cluster_tile set, p.cout = gate_cluster_cout,
+// weights in the cluster's row order).
+cudaError_t launch_gate_cluster(const tc::Params& p, const GateParams& gp, int ks, int n, size_t smem, cudaStream_t s);
+// Host, once per conv before any launch (not during capture): opts the kernel into `optin` bytes
+// of shared memory and tells whether every cluster of p's grid runs at once. A second wave costs
+// more than the merge kernel saves (H200, 2026-12-01: low's 96 clusters of 4 where 92 fit, gate
+// convs 26 -> 37 us each). False, with the error cleared, where the device cannot answer.
+bool gate_clusters_fit(const tc::Params& p, int ks, int n, int optin, size_t smem);
 
 // Whether the gate's split merge can run in a cluster (LOCKSTEP_CUDA_CONV_TC_GATE_CLUSTER=0: never):
 // the 4-warp 64x64 tile split in 4 or 8 ranges (one plane), the gate's halves the conv's two

@@ -50,6 +50,17 @@ std::vector<int64_t> constant_ints(const ir::Graph& graph, const ir::Node& node,
   return result;
 }
 
+namespace {
+// The node whose outputs[0] is `v`, or -1.
+int output0_producer(const ir::Graph& graph, ir::ValueId v) {
+  for (int i = 0; i < static_cast<int>(graph.nodes.size()); ++i) {
+    const ir::Node& n = graph.nodes[static_cast<size_t>(i)];
+    if (!n.outputs.empty() && n.outputs[0] == v) return i;
+  }
+  return -1;
+}
+}  // namespace
+
 int reader_count(const ir::Graph& graph, ir::ValueId v) {
   for (ir::ValueId out : graph.outputs)
     if (out == v) return -1;
@@ -63,29 +74,17 @@ int reader_count(const ir::Graph& graph, ir::ValueId v) {
 
 int conv_input_producer(const ir::Graph& graph, ir::ValueId v) {
   if (reader_count(graph, v) < 1) return -1;
-  int producer = -1;
-  for (int i = 0; i < static_cast<int>(graph.nodes.size()); ++i) {
-    const ir::Node& n = graph.nodes[static_cast<size_t>(i)];
-    if (!n.outputs.empty() && n.outputs[0] == v) producer = i;
+  for (const ir::Node& n : graph.nodes) {
     for (size_t k = 0; k < n.inputs.size(); ++k)
       if (n.inputs[k] == v && (n.op != ir::Op::Conv || k != 0)) return -1;
     for (const auto& step : n.epilogue)
       if (step.operand == v) return -1;
   }
-  return producer;
+  return output0_producer(graph, v);
 }
 
 int sole_reader_producer(const ir::Graph& graph, ir::ValueId v) {
-  for (ir::ValueId out : graph.outputs)
-    if (out == v) return -1;
-  int producer = -1, readers = 0;
-  for (int i = 0; i < static_cast<int>(graph.nodes.size()); ++i) {
-    const ir::Node& n = graph.nodes[static_cast<size_t>(i)];
-    if (!n.outputs.empty() && n.outputs[0] == v) producer = i;
-    for (ir::ValueId in : n.inputs) readers += in == v;
-    for (const auto& step : n.epilogue) readers += step.operand == v;
-  }
-  return readers == 1 ? producer : -1;
+  return reader_count(graph, v) == 1 ? output0_producer(graph, v) : -1;
 }
 
 }  // namespace lockstep::cuda
