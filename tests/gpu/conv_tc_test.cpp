@@ -397,7 +397,10 @@ TEST(CudaConvTc, ConvTransposeAsPhasesMatchesFloat64Reference) {
       {1, 32, 16, 1024, 4, 2, 1, 1, true},     // ups 2/3: k4 s2
       {2, 128, 64, 512, 8, 4, 2, 2, false},    // low's ups 2: k8 s4, batch 2
       {1, 16, 8, 132, 6, 2, 0, 3, true},       // three taps per phase, asymmetric crop
+      {1, 64, 32, 8192, 8, 4, 2, 2, true},     // 128 phase rows on a grid past the SMs: the 32x256 tile
   };
+  EXPECT_EQ(cuda::tc::choose_tile(1, 128, 8193, 2, 132), cuda::tc::TileKind::k32x256) << "phases of 128 rows";
+  EXPECT_EQ(cuda::tc::choose_tile(1, 128, 8193, 3, 132), cuda::tc::TileKind::k64x128) << "kernel 3 keeps 64x128";
   std::vector<In> in0 = {{random_tensor({1, 64, 256}, 999), true}, {random_tensor({64, 32, 16}, 998), false}};
   ir::Attributes a0;
   a0.set("strides", std::vector<int64_t>{8});

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "backends/channel_consumers.h"
@@ -257,7 +258,14 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   check_cuda(cudaGetDevice(&device), "current device", node.name);
   check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "shared memory limit", node.name);
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count", node.name);
-  const tc::TileKind tile = tc::choose_tile(n, cout, base.t_out, ks, sms);
+  tc::TileKind tile = tc::choose_tile(n, cout, base.t_out, ks, sms);
+  // LOCKSTEP_CUDA_CONV_TC_TILE_AB=key=tile (A/B timing): the tile (32x256, 64x128, 64x64) for the
+  // ConvTranspose phases (key "t") or the convs of one kernel size (key "3", "5", ...).
+  if (const char* ab = std::getenv("LOCKSTEP_CUDA_CONV_TC_TILE_AB"); ab && *ab) {
+    const std::string spec = ab, key = spec.substr(0, spec.find('=')), want = spec.substr(spec.find('=') + 1);
+    if (v.shuffle > 1 ? key == "t" : key == std::to_string(ks))
+      tile = want == "32x256" ? tc::TileKind::k32x256 : want == "64x64" ? tc::TileKind::k64x64 : tc::TileKind::k64x128;
+  }
   long target_blocks = tc::kSplitTargetBlocks;
   int min_taps = tc::kSplitMinTaps;
   if (const char* rule = std::getenv("LOCKSTEP_CUDA_CONV_TC_SPLIT_RULE"); rule && *rule)  // "blocks:taps" (A/B timing)

@@ -124,12 +124,14 @@ inline int tile_bn(TileKind t) { return t == TileKind::k32x256 ? 256 : t == Tile
 // From the H200 probe (2026-11-30, every tile on 17 shapes): C_out <= 32 takes the 32-row tile
 // (1.9-2.1x faster than 64x128 there); a 64x128 grid of at most half the SMs the 4-warp 64x64 tile
 // (1.2-1.25x faster; it loses 10-35% on grids of 128+ blocks); kernels of 5+ taps with C_out % 32 == 0
-// the 32x256 tile (3-5% faster); else 64x128.
+// the 32x256 tile (3-5% faster); else 64x128. The ConvTranspose phases (kernel 2 here) take 32x256
+// too: 2-4% faster than 64x128 on all six of the presets' phase convs at 1024 frames, the same at
+// 128 (H200, 2026-12-01; 64x64 was 3-6% slower, kernel 3 on 32x256 up to 5% slower at 128 frames).
 inline TileKind choose_tile(int n, int cout, int t_out, int ks, int sms) {
   if (cout <= 32) return TileKind::k32x256;
   const long blocks = static_cast<long>(n) * ((cout + 63) / 64) * ((t_out + 127) / 128);
   if (2 * blocks <= sms) return TileKind::k64x64;
-  return ks >= 5 && cout % 32 == 0 ? TileKind::k32x256 : TileKind::k64x128;
+  return (ks >= 5 || ks == 2) && cout % 32 == 0 ? TileKind::k32x256 : TileKind::k64x128;
 }
 
 // The LeakyRelu prologue (conv_tc.cu) by default only where one 32-row output tile covers cout.
