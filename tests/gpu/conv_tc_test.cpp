@@ -399,8 +399,6 @@ TEST(CudaConvTc, ConvTransposeAsPhasesMatchesFloat64Reference) {
       {1, 16, 8, 132, 6, 2, 0, 3, true},       // three taps per phase, asymmetric crop
       {1, 64, 32, 8192, 8, 4, 2, 2, true},     // 128 phase rows on a grid past the SMs: the 32x256 tile
   };
-  EXPECT_EQ(cuda::tc::choose_tile(1, 128, 8193, 2, 132), cuda::tc::TileKind::k32x256) << "phases of 128 rows";
-  EXPECT_EQ(cuda::tc::choose_tile(1, 128, 8193, 3, 132), cuda::tc::TileKind::k64x128) << "kernel 3 keeps 64x128";
   std::vector<In> in0 = {{random_tensor({1, 64, 256}, 999), true}, {random_tensor({64, 32, 16}, 998), false}};
   ir::Attributes a0;
   a0.set("strides", std::vector<int64_t>{8});
@@ -522,6 +520,13 @@ TEST(CudaConvTcHost, WeightSplitPacksHiAndScaledLoAsFp16Pairs) {
 // The cluster kernel's weight rows (conv_tc_gate.h): each 64-row tile holds gate channels
 // 32j..32j+31 of both halves, the a half in rows 0..31 and the b half in rows 32..63 at the same
 // offset; every real row appears once; rows past the gate's channels are zero.
+// The tile rule for the ConvTranspose phases (kernel 2): the 32x256 tile on grids past the SMs,
+// where kernel 3 keeps 64x128. Host-only: the rule is a function of the shape and the SM count.
+TEST(CudaConvTcHost, ConvTransposePhasesTakeThe32x256Tile) {
+  EXPECT_EQ(cuda::tc::choose_tile(1, 128, 8193, 2, 132), cuda::tc::TileKind::k32x256) << "phases of 128 rows";
+  EXPECT_EQ(cuda::tc::choose_tile(1, 128, 8193, 3, 132), cuda::tc::TileKind::k64x128) << "kernel 3 keeps 64x128";
+}
+
 TEST(CudaConvTcHost, GateClusterWeightsPairBothHalvesInOneTile) {
   constexpr int cin = 8, ks = 3;
   for (const int len : {64, 72, 192})
