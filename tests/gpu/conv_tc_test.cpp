@@ -171,6 +171,11 @@ TEST(CudaConvTc, FusedResidualAndLeakyReluSameBitsAsEpilogueKernel) {
   expect_fused_epilogue_same_bits({1, 64, 64, 2048, 7, 3, 9, 9, true, nullptr}, 77, "mma.sync");
   // Odd T_out on an unsplit tile: the residual read and the stores one step at a time.
   expect_fused_epilogue_same_bits({1, 32, 32, 4096, 7, 3, 9, 8, true, nullptr}, 79, "mma.sync, odd T_out");
+  // Every tile inside the output (the store without bounds tests), one and two row tiles; the
+  // second with a partial last tile too (T_out 16380), where both stores run in one launch.
+  expect_fused_epilogue_same_bits({1, 32, 32, 16384, 7, 3, 9, 9, true, nullptr}, 81, "mma.sync, whole 32x256 tiles");
+  expect_fused_epilogue_same_bits({1, 64, 64, 32768, 5, 1, 2, 2, true, nullptr}, 83, "mma.sync, whole 32x256 tiles, two rows");
+  expect_fused_epilogue_same_bits({1, 32, 32, 16380, 3, 1, 1, 1, true, nullptr}, 85, "mma.sync, whole tiles and a partial one");
 }
 
 // An infinite activation: the float64 reference gives +-inf (sign of the tap's weight) at every

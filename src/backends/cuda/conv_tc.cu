@@ -392,9 +392,12 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   // 64 -0.015 / -0.004 / +0.041; 128 +0.022 (low) and +0.206 (ljs); 256 +0.109 (ljs). Applying it
   // on every read saved the pass but raised the kernel's register spills (k3 16 -> 164 bytes). A
   // conv with the gate in its merge takes no prologue: one graph-only launch per node.
-  // LOCKSTEP_CUDA_FUSE_PROLOGUE=1 fuses every eligible conv, =0 none (A/B timing).
+  // LOCKSTEP_CUDA_FUSE_PROLOGUE=1 fuses every eligible conv, =0 none; LOCKSTEP_CUDA_PROLOGUE_MAX_COUT=n
+  // moves the width bar (A/B timing).
+  const char* max_cout_env = std::getenv("LOCKSTEP_CUDA_PROLOGUE_MAX_COUT");
+  const int max_cout = max_cout_env && *max_cout_env ? std::atoi(max_cout_env) : tc::kPrologueMaxCout;
   const bool prologue_ok = env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE", "1") ||
-                           (!env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE", "0") && cout <= tc::kPrologueMaxCout);
+                           (!env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE", "0") && cout <= max_cout);
   const int producer = !gate && prologue_ok ? leaky_producer(g, node_index) : -1;
   if (producer >= 0) {
     const ir::Node& l = g.nodes[static_cast<size_t>(producer)];

@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace lockstep::cuda::tc {
 
@@ -303,11 +304,15 @@ __device__ __forceinline__ bool conv_block(const Params& p) {
     load(c_begin + c + STAGES - 1, (c + STAGES - 1) % STAGES);
     const float* xs = tc_smem + (c % STAGES) * stage;
     if (p.pre_alpha != 1.0f) {  // the LeakyRelu prologue, once per chunk in place (not in the tap loop: registers)
+      // A warp per row and a 16-byte granule per lane, as the loads: no division by the runtime row
+      // length per value (with the cheaper overflow test below: low 2.052 -> 1.993 ms, seed 2.208 ->
+      // 2.118, ljs 11.47 -> 11.40 device at 1024 frames, H200 2026-12-01).
       float* xm = tc_smem + (c % STAGES) * stage;
-      for (int i = threadIdx.x; i < kChunk * 4 * p.ng; i += T::threads) {
-        float& v = xm[(i / (4 * p.ng)) * p.xw + i % (4 * p.ng)];
-        v = prologue(p, v);
-      }
+      for (int row = warp; row < kChunk; row += kWarps)
+        for (int gi = lane; gi < p.ng; gi += 32) {
+          float4& v = *reinterpret_cast<float4*>(xm + row * p.xw + gi * 4);
+          v = make_float4(prologue(p, v.x), prologue(p, v.y), prologue(p, v.z), prologue(p, v.w));
+        }
       __syncthreads();
     }
     const float* ws = xs + xstage;
@@ -377,13 +382,24 @@ __device__ __forceinline__ bool conv_block(const Params& p) {
         for (int e = 0; e < 4; ++e) small[mi][ni][e] *= 1.0f / kLoScale;  // exact: a power of two
     // An activation past fp16's range (|x| >= 65520) made an fp16 half infinite: small is then
     // inf or NaN while acc is finite (an infinite acc is the result anyway, see the merge below).
-    bool overflow = false;
+    // One add per value first: their sum is finite unless some value is not (or the sum overflows),
+    // and only then each value is tested (the test per value cost three instructions each).
+    float probe = 0.0f;
 #pragma unroll
     for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
       for (int ni = 0; ni < 4; ++ni)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) overflow |= !isfinite(small[mi][ni][e]) && isfinite(acc[mi][ni][e]);
+        for (int e = 0; e < 4; ++e) probe += small[mi][ni][e];
+    bool overflow = false;
+    if (!isfinite(probe)) {
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) overflow |= !isfinite(small[mi][ni][e]) && isfinite(acc[mi][ni][e]);
+    }
     if (__syncthreads_or(overflow)) return true;
   }
   // Visits this thread's outputs inside the (virtual) conv output: f(mi, ni, e, row, step).
@@ -398,24 +414,9 @@ __device__ __forceinline__ bool conv_block(const Params& p) {
           if (row < p.cout && t < p.t_out) f(mi, ni, e, row, t);
         }
   };
-  if (p.splits > 1 && p.cluster_tile) {  // this range's sums (acc + small, as below) for the cluster's merge
-    __syncthreads();  // every warp is done with the ring's buffers
-    each_output([&](int mi, int ni, int e, int row, int t) {
-      const float a = acc[mi][ni][e];
-      tc_smem[(row - co0) * T::bn + (t - t0)] = isinf(a) ? a : a + small[mi][ni][e];
-    });
-    return false;
-  }
-  if (p.splits > 1) {  // unmerged sums of this chunk range; split_reduce merges in split order
+  if (p.splits > 1 && p.split_planes == 2) {  // acc and small apart; split_reduce merges them in split order
     const size_t plane = static_cast<size_t>(p.cout) * p.t_out;
     float* pa = p.partial + static_cast<size_t>(blockIdx.z) * p.split_planes * plane;
-    if (p.split_planes == 1) {  // the final merge per split (an infinite acc is the result, as below)
-      each_output([&](int mi, int ni, int e, int row, int t) {
-        const float a = acc[mi][ni][e];
-        pa[static_cast<size_t>(row) * p.t_out + t] = isinf(a) ? a : a + small[mi][ni][e];
-      });
-      return false;
-    }
     each_output([&](int mi, int ni, int e, int row, int t) {
       const size_t i = static_cast<size_t>(row) * p.t_out + t;
       pa[i] = acc[mi][ni][e];
@@ -436,23 +437,22 @@ __device__ __forceinline__ bool conv_block(const Params& p) {
         const float a = acc[mi][ni][e];
         acc[mi][ni][e] = isinf(a) ? a : a + small[mi][ni][e];  // small's registers free for the store
       }
-  const size_t out_base = static_cast<size_t>(batch) * y_plane(p);
-  float* y = p.y + out_base;
-  const float* z = p.z ? p.z + out_base : nullptr;
-  if (p.shuffle != 1) {  // ConvTranspose phases: scattered rows
-    each_output([&](int mi, int ni, int e, int row, int t) {
-      size_t i;
-      int co;
-      if (out_at(p, row, t, i, co)) y[i] = finish(p, acc[mi][ni][e], co, z ? z + i : nullptr);
-    });
+  if (p.splits > 1 && p.cluster_tile) {  // this range's sums for the cluster's merge
+    __syncthreads();  // every warp is done with the ring's buffers
+    each_output([&](int mi, int ni, int e, int row, int t) { tc_smem[(row - co0) * T::bn + (t - t0)] = acc[mi][ni][e]; });
     return false;
   }
-  // A plain conv, step by step: the bias over all of this thread's outputs, then each fused step,
-  // then the stores, with the step's test once per step instead of per output (same float ops,
-  // same bits): ljs 13.60 -> 13.21 ms, low 2.65 -> 2.57 (H200, 2026-11-30). The two adjacent
-  // steps (e, e + 1) of a fragment row load and store as one float2 when the row length is even.
+  // The fragment pairs (e, e + 1): adjacent steps of one row. A tile inside the output with an even
+  // row length (most of them) takes them without the bounds and pairing tests: a second copy of
+  // the stores with those tests compiled out (after the prologue change above, device ms at 1024
+  // frames: low 1.993 -> 1.861, seed 2.118 -> 2.099, ljs 11.398 -> 10.920; paired stores of the
+  // split ranges and one division per row for the ConvTranspose phases then: low 1.866 -> 1.791,
+  // seed 2.104 -> 2.020, ljs 10.898 -> 10.779; H200 2026-12-01).
   const bool pairs = p.t_out % 2 == 0;
-  auto each_pair = [&](auto&& f) {  // f(v0, v1, row, t) per fragment pair in the output
+  const bool full = pairs && co0 + T::bm <= p.cout && t0 + T::bn <= p.t_out;
+  // f(v0, v1, row, t) per fragment pair in the output (v1 may lie past it where kFull is false).
+  auto each_pair = [&](auto full_tag, auto&& f) {
+    constexpr bool kFull = decltype(full_tag)::value;
 #pragma unroll
     for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
@@ -461,52 +461,95 @@ __device__ __forceinline__ bool conv_block(const Params& p) {
 #pragma unroll
         for (int ni = 0; ni < 4; ++ni) {
           const int t = t0 + wn + ni * 8 + 2 * q;
-          if (row < p.cout && t < p.t_out) f(acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1], row, t);
+          if (kFull || (row < p.cout && t < p.t_out)) f(acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1], row, t);
         }
       }
   };
-  if (p.bias)
-    each_pair([&](float& v0, float& v1, int row, int) {
-      const float b = p.bias[row];
-      v0 = v0 + b;
-      v1 = v1 + b;
-    });
-#pragma unroll
-  for (int s = 0; s < kMaxPost; ++s) {
-    if (p.post[s] == kPostNone) break;
-    if (p.post[s] == kPostAdd) {
-      each_pair([&](float& v0, float& v1, int row, int t) {
-        const float* zr = z + static_cast<size_t>(row) * p.t_out + t;
-        if (pairs && t + 1 < p.t_out) {
-          const float2 zz = *reinterpret_cast<const float2*>(zr);
-          v0 = v0 + zz.x;
-          v1 = v1 + zz.y;
-        } else {
-          v0 = v0 + zr[0];
-          if (t + 1 < p.t_out) v1 = v1 + zr[1];
-        }
-      });
-    } else if (p.post[s] == kPostLeaky) {
-      each_pair([&](float& v0, float& v1, int, int) {
-        v0 = v0 >= 0.0f ? v0 : v0 * p.alpha;
-        v1 = v1 >= 0.0f ? v1 : v1 * p.alpha;
-      });
+  // Stores a pair at dst (row-major, t_out floats a row): one float2 where both lie in the row.
+  auto put_pair = [&](auto full_tag, float* dst, float v0, float v1, int t) {
+    if (decltype(full_tag)::value || (pairs && t + 1 < p.t_out)) {
+      *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
     } else {
-      each_pair([&](float& v0, float& v1, int, int) {
-        v0 = v0 > 0.0f ? v0 : 0.0f;
-        v1 = v1 > 0.0f ? v1 : 0.0f;
-      });
+      dst[0] = v0;
+      if (t + 1 < p.t_out) dst[1] = v1;
     }
+  };
+  if (p.splits > 1) {  // this chunk range's merged sums; split_reduce adds the ranges in split order
+    float* pa = p.partial + static_cast<size_t>(blockIdx.z) * static_cast<size_t>(p.cout) * p.t_out;
+    auto store_range = [&](auto full_tag) {
+      each_pair(full_tag, [&](float& v0, float& v1, int row, int t) { put_pair(full_tag, pa + static_cast<size_t>(row) * p.t_out + t, v0, v1, t); });
+    };
+    if (full) store_range(std::true_type{});
+    else store_range(std::false_type{});
+    return false;
   }
-  each_pair([&](float& v0, float& v1, int row, int t) {
-    float* yr = y + static_cast<size_t>(row) * p.t_out + t;
-    if (pairs && t + 1 < p.t_out) {
-      *reinterpret_cast<float2*>(yr) = make_float2(v0, v1);
-    } else {
-      yr[0] = v0;
-      if (t + 1 < p.t_out) yr[1] = v1;
+  const size_t out_base = static_cast<size_t>(batch) * y_plane(p);
+  float* y = p.y + out_base;
+  const float* z = p.z ? p.z + out_base : nullptr;
+  if (p.shuffle != 1) {  // ConvTranspose phases: scattered rows; channel, phase and bias once per row
+#pragma unroll
+    for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = co0 + wm + mi * 16 + g + 8 * h;
+        if (row >= p.cout) continue;
+        const int co = row / p.shuffle, phase = row - co * p.shuffle - p.shuffle_pad;
+        const float b = p.bias ? p.bias[co] : 0.0f;
+        const size_t base = static_cast<size_t>(co) * p.y_len;
+#pragma unroll
+        for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+          for (int j = 0; j < 2; ++j) {
+            const int u = t0 + wn + ni * 8 + 2 * q + j, t = u * p.shuffle + phase;
+            if (u >= p.t_out || t < 0 || t >= p.y_len) continue;
+            y[base + t] = finish_value(p, acc[mi][ni][2 * h + j], b, z ? z[base + t] : 0.0f);
+          }
+      }
+    return false;
+  }
+  // A plain conv, step by step: the bias over all of this thread's outputs, then each fused step,
+  // then the stores, with the step's test once per step instead of per output (same float ops,
+  // same bits): ljs 13.60 -> 13.21 ms, low 2.65 -> 2.57 (H200, 2026-11-30). The two adjacent
+  // steps (e, e + 1) of a fragment row load and store as one float2 when the row length is even.
+  auto store = [&](auto full_tag) {
+    constexpr bool kFull = decltype(full_tag)::value;
+    if (p.bias)
+      each_pair(full_tag, [&](float& v0, float& v1, int row, int) {
+        const float b = p.bias[row];
+        v0 = v0 + b;
+        v1 = v1 + b;
+      });
+#pragma unroll
+    for (int s = 0; s < kMaxPost; ++s) {
+      if (p.post[s] == kPostNone) break;
+      if (p.post[s] == kPostAdd) {
+        each_pair(full_tag, [&](float& v0, float& v1, int row, int t) {
+          const float* zr = z + static_cast<size_t>(row) * p.t_out + t;
+          if (kFull || (pairs && t + 1 < p.t_out)) {
+            const float2 zz = *reinterpret_cast<const float2*>(zr);
+            v0 = v0 + zz.x;
+            v1 = v1 + zz.y;
+          } else {
+            v0 = v0 + zr[0];
+            if (t + 1 < p.t_out) v1 = v1 + zr[1];
+          }
+        });
+      } else if (p.post[s] == kPostLeaky) {
+        each_pair(full_tag, [&](float& v0, float& v1, int, int) {
+          v0 = v0 >= 0.0f ? v0 : v0 * p.alpha;
+          v1 = v1 >= 0.0f ? v1 : v1 * p.alpha;
+        });
+      } else {
+        each_pair(full_tag, [&](float& v0, float& v1, int, int) {
+          v0 = v0 > 0.0f ? v0 : 0.0f;
+          v1 = v1 > 0.0f ? v1 : 0.0f;
+        });
+      }
     }
-  });
+    each_pair(full_tag, [&](float& v0, float& v1, int row, int t) { put_pair(full_tag, y + static_cast<size_t>(row) * p.t_out + t, v0, v1, t); });
+  };
+  if (full) store(std::true_type{});
+  else store(std::false_type{});
   return false;
 }
 
