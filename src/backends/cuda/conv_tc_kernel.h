@@ -141,8 +141,9 @@ inline constexpr int kPrologueMaxCout = 32;
 // Reduction splits for grids that leave SMs idle (the flows' convs at 1024 frames fill 96 of 132
 // SMs with one 4-warp block each): double the ranges while the grid stays under
 // kSplitTargetBlocks and each range keeps kSplitMinTaps channel-taps; grids under kSplitSmallGrid
-// blocks split down to kSplitSmallMinTaps. A function of the shape alone (not of the device), so
-// the bits are the same on every GPU; splits change the summation order, part of the numerics.
+// blocks split down to kSplitSmallMinTaps. A function of the shape and the tile; the tile
+// (choose_tile) also reads the SM count, so two GPU models with different SM counts can sum some
+// convs in a different order (same bits run to run on one model); splits are part of the numerics.
 // H200, 2026-12-01, against the first rule (384 blocks, 64 taps), device ms: 1024 frames seed
 // 2.467 -> 2.325, low 2.223 -> 2.215, ljs 11.503 -> 11.501; 128 frames seed 1.157 -> 1.173 (without
 // the small-grid floor 1.236: its flows want 4 ranges there), low 0.916 -> 0.889, ljs 2.751 -> 2.642.
