@@ -522,9 +522,6 @@ TEST(CudaConvTcHost, WeightSplitPacksHiAndScaledLoAsFp16Pairs) {
       }
 }
 
-// The cluster kernel's weight rows (conv_tc_gate.h): each 64-row tile holds gate channels
-// 32j..32j+31 of both halves, the a half in rows 0..31 and the b half in rows 32..63 at the same
-// offset; every real row appears once; rows past the gate's channels are zero.
 // The tile rule for the ConvTranspose phases (kernel 2): the 32x256 tile on grids past the SMs,
 // where kernel 3 keeps 64x128. Host-only: the rule is a function of the shape and the SM count.
 TEST(CudaConvTcHost, ConvTransposePhasesTakeThe32x256Tile) {
@@ -532,6 +529,9 @@ TEST(CudaConvTcHost, ConvTransposePhasesTakeThe32x256Tile) {
   EXPECT_EQ(cuda::tc::choose_tile(1, 128, 8193, 3, 132), cuda::tc::TileKind::k64x128) << "kernel 3 keeps 64x128";
 }
 
+// The cluster kernel's weight rows (conv_tc_gate.h): each 64-row tile holds gate channels
+// 32j..32j+31 of both halves, the a half in rows 0..31 and the b half in rows 32..63 at the same
+// offset; every real row appears once; rows past the gate's channels are zero.
 TEST(CudaConvTcHost, GateClusterWeightsPairBothHalvesInOneTile) {
   constexpr int cin = 8, ks = 3;
   for (const int len : {64, 72, 192})
