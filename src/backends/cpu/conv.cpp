@@ -18,6 +18,7 @@
 #include "backends/cpu/conv_narrow.h"
 #include "backends/cpu/conv_tiling.h"
 #include "backends/cpu/conv_transpose.h"
+#include "backends/cpu/conv_winograd.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/layout.h"
@@ -436,6 +437,7 @@ KernelPtr make_conv_kernel(CompileContext& ctx, const ir::Node& node) {
     throw Error(ErrorCode::InvalidModel, "cpu: Conv needs data and weights", node.name, ir::op_name(node.op));
   if (KernelPtr polyphase = make_polyphase_conv_transpose(ctx, node)) return polyphase;
   if (KernelPtr narrow = make_narrow_conv(ctx, node)) return narrow;
+  if (KernelPtr winograd = make_winograd_conv(ctx, node)) return winograd;
   return std::make_unique<ConvKernel>(ctx, node);
 }
 

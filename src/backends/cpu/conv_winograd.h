@@ -1,0 +1,63 @@
+// 1-D convolutions by Winograd's minimal filtering (conv_winograd.cpp): outputs in tiles of m,
+// the taps in groups of three, each group F(m,3) (or F(m,2), F(m,1)) over the points
+// {0, 1, -1, 2, -2 | inf}. m = 2 takes 1.4-1.5x fewer multiplications than direct convolution
+// at ~1.4x its rounding error; m = 4 takes ~1.8x fewer at ~3x (docs/cpu.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "backends/cpu/kernel.h"
+
+namespace lockstep::cpu {
+
+// A stride-1, group-1 1-D convolution on dense channels-last buffers (dilation counts from 1).
+struct Winograd1dShape {
+  int64_t n = 1, ci = 1, co = 1, w_in = 1, w_out = 1, k = 2, dilation = 1, pad_begin = 0;
+  int tile = 2;  // m, outputs per tile: 2, 3 or 4
+};
+
+class Winograd1d {
+ public:
+  static constexpr int kMaxPoints = 6;  // m + 2 points for m <= 4
+
+  // weights as ONNX stores them, [co][ci][k]; bias [co] or null. Work is split over `threads`.
+  Winograd1d(const Winograd1dShape& shape, const float* weights, const float* bias, int threads);
+  // Scratch bytes run() needs (one transformed-input buffer per thread).
+  size_t scratch_bytes() const { return static_cast<size_t>(threads_) * v_floats_ * sizeof(float); }
+  // x [n][w_in][ci] -> y [n][w_out][co]. Each output is summed whole by one thread in a fixed
+  // order, so the bits do not depend on the thread count.
+  void run(const float* x, float* y, std::byte* scratch) const;
+  // The kernels need AVX-512F; without it the factory below keeps oneDNN.
+  static bool available();
+
+ private:
+  struct Group {
+    int64_t first_tap = 0, taps = 0, inputs = 0;  // inputs: m + taps - 1
+    int64_t offset[kMaxPoints] = {-1, -1, -1, -1, -1, -1};  // the group's channels in each point's K
+  };
+  void transform_chunk(const float* x, int64_t tile0, float* v) const;
+  void multiply_chunk(const float* v, int64_t tile0, float* y) const;
+  int64_t tile_time(int64_t tile) const { return tile / s_.dilation * s_.tile * s_.dilation + tile % s_.dilation; }
+
+  Winograd1dShape s_;
+  int threads_ = 1;
+  std::vector<Group> groups_;
+  int points_ = 4;                             // m + 2: finite points 0..m, then inf
+  int64_t k_[kMaxPoints] = {};                 // reduction length of each point's product
+  int64_t v_offset_[kMaxPoints] = {};          // each point's block in a chunk's V buffer
+  std::vector<float> u_[kMaxPoints];           // transformed weights [panel][k][panel width]
+  std::vector<float> bias_;          // padded to the panels
+  std::vector<float> zeros_;         // one row of ci zeros: the input outside [0, w_in)
+  int vectors_ = 1;                  // 16-float vectors per panel (1..3)
+  int rows_ = 8;                     // tiles per register block
+  int64_t panels_ = 1, tiles_ = 0, chunk_ = 0, chunks_ = 0, v_floats_ = 0;
+};
+
+// The kernel for `node` when it fits (1-D Conv, stride 1, group 1, channels-last input and
+// output, constant weights, k >= 2, enough channels to pay, AVX-512F, LOCKSTEP_CPU_WINOGRAD
+// not 0); null otherwise.
+KernelPtr make_winograd_conv(CompileContext& ctx, const ir::Node& node);
+
+}  // namespace lockstep::cpu
