@@ -365,11 +365,13 @@ void Winograd1d::multiply_chunk(const float* v, int64_t tile0, float* y) const {
   const BlockFn fn = block_fn(vectors_);
   const OutputMap map{.tile = s_.tile, .dilation = s_.dilation, .w_out = s_.w_out, .co = s_.co};
   alignas(64) float m[kMaxPoints][kBlockFloats];
+  for (int q = 0; q < points_; ++q)  // a point no group uses (k = 2: one group of two taps)
+    if (k_[q] == 0) std::fill_n(m[q], kBlockFloats, 0.0f);
   for (int64_t panel = 0; panel < panels_; ++panel) {
     const int64_t lanes = std::min(width, s_.co - panel * width);
     for (int64_t b = 0; b * rows_ < chunk_ && tile0 + b * rows_ < tiles_; ++b) {
       for (int q = 0; q < points_; ++q)
-        fn(v + v_offset_[q] + b * rows_ * k_[q], k_[q], u_[q].data() + panel * k_[q] * width, k_[q], m[q]);
+        if (k_[q] > 0) fn(v + v_offset_[q] + b * rows_ * k_[q], k_[q], u_[q].data() + panel * k_[q] * width, k_[q], m[q]);
       const int64_t first = tile0 + b * rows_;
       const float* bias = bias_.data() + panel * width;
       float* out = y + panel * width;

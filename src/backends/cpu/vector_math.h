@@ -33,25 +33,46 @@ namespace lockstep::cpu {
   return in == in ? p * s1 * s2 : in;
 }
 
-[[gnu::always_inline]] inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
+// e^y = s * (1 + q) for y in [-87, 0] (callers clamp): s = 2^n a normal power of two and
+// q = e^r - 1 (|r| <= ln2/2) kept apart, so that 1 - e^y keeps its low bits near y = 0.
+[[gnu::always_inline]] inline void exp_split(float y, float& s, float& q) {
+  float n = (y * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = y - n * 0.693145751953125f;
+  r = r - n * 1.428606765330187045e-06f;
+  float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  q = p * r;
+  s = std::bit_cast<float>(static_cast<int32_t>((static_cast<int32_t>(n) + 127) << 23));
+}
 
+// 1 / (1 + e^-x) as 1 / (1 + e) or e / (1 + e) with e = e^-|x| in (0, 1]: no overflow, one
+// division. NaN is clamped like any
+// value (no NaN reaches the int conversion) and put back at the end.
+[[gnu::always_inline]] inline float fast_sigmoid(float x) {
+  float a = x < 0 ? -x : x;
+  a = a < 87.0f ? a : 87.0f;
+  float s, q;
+  exp_split(-a, s, q);
+  float e = s + s * q;
+  float r = (x < 0 ? e : 1.0f) / (1.0f + e);
+  return x == x ? r : x;
+}
+
+// (1 - e) / (1 + e) with e = e^-2|x| = s (1 + q): 1 - e = (1 - s) - s q has no cancellation
+// near 0, so one formula serves the whole range. tanh(9) already rounds to 1.
 [[gnu::always_inline]] inline float fast_tanh(float x) {
   float a = x < 0 ? -x : x;
-  // Small |x|: odd Taylor series to x^15 (truncation < 1e-9 relative below 0.4) avoids the
-  // cancellation of 1 - e^-2|x|.
-  float a2 = a * a;
-  float q = -929569.0f / 638512875.0f;
-  q = q * a2 + 21844.0f / 6081075.0f;
-  q = q * a2 - 1382.0f / 155925.0f;
-  q = q * a2 + 62.0f / 2835.0f;
-  q = q * a2 - 17.0f / 315.0f;
-  q = q * a2 + 2.0f / 15.0f;
-  q = q * a2 - 1.0f / 3.0f;
-  float small = a + a * a2 * q;
-  float e = fast_exp(-2.0f * a);
-  float large = (1.0f - e) / (1.0f + e);
-  float t = a < 0.4f ? small : large;
-  return x < 0 ? -t : t;
+  a = a < 9.0f ? a : 9.0f;
+  float s, q;
+  exp_split(-2.0f * a, s, q);
+  float t = ((1.0f - s) - s * q) / ((1.0f + s) + s * q);
+  t = x < 0 ? -t : t;
+  return x == x ? t : x;
 }
 
 }  // namespace lockstep::cpu
