@@ -425,17 +425,23 @@ class WinogradConvKernel final : public Kernel {
 
 }  // namespace
 
+int winograd_tile(int64_t ci, int64_t co, int64_t k) {
+  const Setting use = setting();
+  if (!use.on || !Winograd1d::available() || k < 2) return 0;
+  if (!use.all_sizes && std::min(ci, co) < min_channels(use.tile)) return 0;
+  return use.tile;
+}
+
 KernelPtr make_winograd_conv(CompileContext& ctx, const ir::Node& node) {
   if (node.op != ir::Op::Conv || node.inputs.size() < 2 || node.inputs[0] == ir::kNoValue) return nullptr;
-  const Setting use = setting();
-  if (!use.on || !Winograd1d::available()) return nullptr;
   const Shape& x = ctx.value(node.inputs[0]).shape;
   const Shape& w = ctx.value(node.inputs[1]).shape;
   const Shape& y = ctx.value(node.outputs.at(0)).shape;
   if (x.size() != 3 || w.size() != 3 || y.size() != 3 || !ctx.is_nwc(node.inputs[0]) || !ctx.is_nwc(node.outputs[0]))
     return nullptr;
-  if (w[2] < 2 || w[0] != y[1] || w[1] != x[1] || x[0] != y[0] || y[2] < 1) return nullptr;
-  if (!use.all_sizes && std::min(x[1], y[1]) < min_channels(use.tile)) return nullptr;
+  if (w[0] != y[1] || w[1] != x[1] || x[0] != y[0] || y[2] < 1) return nullptr;
+  const int tile = winograd_tile(x[1], y[1], w[2]);
+  if (tile == 0) return nullptr;
   if (!ctx.graph.is_constant(node.inputs[1])) return nullptr;
   if (node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue && !ctx.graph.is_constant(node.inputs[2])) return nullptr;
   if (node.attrs.get_int("group", 1) != 1 || node.attrs.get_string("auto_pad", "NOTSET") != "NOTSET") return nullptr;
@@ -445,7 +451,7 @@ KernelPtr make_winograd_conv(CompileContext& ctx, const ir::Node& node) {
     return nullptr;
   if (y[2] != x[2] + pads[0] + pads[1] - (w[2] - 1) * dil[0]) return nullptr;
   const Winograd1dShape shape{.n = x[0], .ci = x[1], .co = y[1], .w_in = x[2], .w_out = y[2], .k = w[2],
-                              .dilation = dil[0], .pad_begin = pads[0], .tile = use.tile};
+                              .dilation = dil[0], .pad_begin = pads[0], .tile = tile};
   return std::make_unique<WinogradConvKernel>(ctx, node, shape);
 }
 

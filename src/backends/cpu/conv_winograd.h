@@ -55,6 +55,10 @@ class Winograd1d {
   int64_t panels_ = 1, tiles_ = 0, chunk_ = 0, chunks_ = 0, v_floats_ = 0;
 };
 
+// The tile m the kernel takes for a stride-1, group-1 conv of k taps from ci to co channels, or
+// 0 where it does not apply (no AVX-512F, LOCKSTEP_CPU_WINOGRAD=0, k < 2, too few channels).
+int winograd_tile(int64_t ci, int64_t co, int64_t k);
+
 // The kernel for `node` when it fits (1-D Conv, stride 1, group 1, channels-last input and
 // output, constant weights, k >= 2, enough channels to pay, AVX-512F, LOCKSTEP_CPU_WINOGRAD
 // not 0); null otherwise.
