@@ -24,8 +24,8 @@ def rel_l2(out, ref):
     return float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
 
 
-def run_json(cmd):
-    r = subprocess.run(cmd, check=True, capture_output=True, text=True)
+def run_json(cmd, env=None):
+    r = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
@@ -64,7 +64,14 @@ def main():
                     help="the shared ONNX Runtime runner (ort_run.py)")
     ap.add_argument("--tvm-python", default=os.path.join(ROOT, ".venv-tvm", "bin", "python3"))
     ap.add_argument("--tvm-runs", type=int, default=3)
+    ap.add_argument("--variant", action="append", default=[],
+                    help="NAME=ENV=VALUE[,ENV=VALUE]: lockstep again with these environment settings, interleaved in "
+                         "every round (A/B of a knob such as LOCKSTEP_CPU_WINOGRAD)")
     args = ap.parse_args()
+    variants = []
+    for v in args.variant:
+        name, _, settings = v.partition("=")
+        variants.append((name, dict(kv.split("=", 1) for kv in settings.split(",") if kv)))
     peers = [p for p in args.peers.split(",") if p]
     stems = sorted(f[:-5] for f in os.listdir(args.models) if f.endswith(".onnx"))
     if args.only: stems = [s for s in stems if s in args.only.split(",")]
@@ -79,11 +86,16 @@ def main():
     for name, model, inputs, ref_path in cases:
         ref = np.load(ref_path)
         row = {"model": name, "threads": args.threads, "lockstep_ms": [], "ort_ms": []}
+        row.update({f"{v}_ms": [] for v, _ in variants})
+        cmd = [bench, model, "--backend", "cpu", "--threads", str(args.threads), "--runs", str(args.runs),
+               "--inputs", *inputs, "--ref", ref_path]
         for _ in range(args.rounds):
-            j = run_json([bench, model, "--backend", "cpu", "--threads", str(args.threads), "--runs", str(args.runs),
-                          "--inputs", *inputs, "--ref", ref_path])
+            j = run_json(cmd)
             row["lockstep_ms"].append(j["median_ms"]); row["lockstep_rel_l2"] = j["rel_l2"]
             row["lockstep_compile_ms"] = j["compile_ms"]
+            for v, env in variants:
+                jv = run_json(cmd, env=dict(os.environ, **env))
+                row[f"{v}_ms"].append(jv["median_ms"]); row[f"{v}_rel_l2"] = jv["rel_l2"]
             if "ort" in peers:
                 ms, _, err = peer_run([sys.executable, args.ort_run, model, str(args.threads), *inputs,
                                        "--runs", str(args.runs)], ref)
@@ -93,6 +105,7 @@ def main():
                                    "--runs", str(args.tvm_runs)], ref)
             row.update(tvm_ms=ms, tvm_rel_l2=err, tvm_compile_ms=j["compile_ms"])
         row["lockstep_ms"] = statistics.median(row["lockstep_ms"])
+        for v, _ in variants: row[f"{v}_ms"] = statistics.median(row[f"{v}_ms"])
         row["ort_ms"] = statistics.median(row["ort_ms"]) if row["ort_ms"] else None
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
@@ -101,6 +114,7 @@ def main():
     if "tvm" in peers: head += ["TVM ms", "TVM/lockstep"]
     head += ["lockstep rel L2"] + (["ORT rel L2"] if "ort" in peers else []) + (["TVM rel L2"] if "tvm" in peers else [])
     head += ["lockstep compile ms"] + (["TVM compile ms"] if "tvm" in peers else [])
+    for v, _ in variants: head += [f"lockstep {v} ms"] + (["ORT/" + v] if "ort" in peers else []) + [f"{v} rel L2"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
@@ -110,6 +124,9 @@ def main():
         cells += [f"{r['lockstep_rel_l2']:.2e}"] + ([f"{r['ort_rel_l2']:.2e}"] if "ort" in peers else [])
         cells += [f"{r['tvm_rel_l2']:.2e}"] if "tvm" in peers else []
         cells += [f"{r['lockstep_compile_ms']:.0f}"] + ([f"{r['tvm_compile_ms']:.0f}"] if "tvm" in peers else [])
+        for v, _ in variants:
+            cells += [f"{r[v + '_ms']:.2f}"] + ([f"{r['ort_ms'] / r[v + '_ms']:.2f}x"] if "ort" in peers else [])
+            cells += [f"{r[v + '_rel_l2']:.2e}"]
         print("| " + " | ".join(cells) + " |")
 
 

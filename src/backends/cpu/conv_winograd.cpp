@@ -20,6 +20,7 @@
 #include <string>
 
 #include "backends/cpu/epilogue.h"
+#include "backends/cpu/transpose.h"
 
 namespace lockstep::cpu {
 
@@ -398,6 +399,8 @@ void Winograd1d::run(const float* x, float* y, std::byte* scratch) const {
 
 namespace {
 
+// A planar (NCW) input or output goes through a channels-last copy in the workspace (our
+// AVX-512 transposes: data movement only), so graph inputs and outputs take the kernel too.
 class WinogradConvKernel final : public Kernel {
  public:
   WinogradConvKernel(CompileContext& ctx, const ir::Node& node, const Winograd1dShape& shape)
@@ -405,21 +408,38 @@ class WinogradConvKernel final : public Kernel {
               node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue ? ctx.fptr(node.inputs[2]) : nullptr,
               ctx.threads),
         epilogue_(ctx, node),
+        s_(shape),
         x_(ctx.fptr(node.inputs[0])),
-        y_(ctx.fptr(node.outputs[0])) {
-    ctx.workspace_bytes = std::max(ctx.workspace_bytes, conv_.scratch_bytes());
+        y_(ctx.fptr(node.outputs[0])),
+        x_nwc_(ctx.is_nwc(node.inputs[0])),
+        y_nwc_(ctx.is_nwc(node.outputs[0])) {
+    auto bytes = [](int64_t floats) { return static_cast<size_t>((floats * 4 + 63) / 64 * 64); };
+    y_off_ = x_nwc_ ? 0 : bytes(s_.n * s_.w_in * s_.ci);
+    scratch_off_ = y_off_ + (y_nwc_ ? 0 : bytes(s_.n * s_.w_out * s_.co));
+    ctx.workspace_bytes = std::max(ctx.workspace_bytes, scratch_off_ + conv_.scratch_bytes());
   }
-  void bind_workspace(std::byte* base) override { scratch_ = base; }
+  void bind_workspace(std::byte* base) override {
+    x_nwc_data_ = x_nwc_ ? x_ : reinterpret_cast<float*>(base);
+    y_nwc_data_ = y_nwc_ ? y_ : reinterpret_cast<float*>(base + y_off_);
+    scratch_ = base + scratch_off_;
+  }
   void run() override {
-    conv_.run(x_, y_, scratch_);
+    if (!x_nwc_) ncw_to_nwc(x_, const_cast<float*>(x_nwc_data_), s_.n, s_.ci, s_.w_in);
+    conv_.run(x_nwc_data_, y_nwc_data_, scratch_);
+    if (!y_nwc_) nwc_to_ncw(y_nwc_data_, y_, s_.n, s_.co, s_.w_out, nullptr);
     epilogue_.apply_all(y_);
   }
 
  private:
   Winograd1d conv_;
   Epilogue epilogue_;
+  Winograd1dShape s_;
   const float* x_ = nullptr;
   float* y_ = nullptr;
+  bool x_nwc_ = true, y_nwc_ = true;
+  const float* x_nwc_data_ = nullptr;
+  float* y_nwc_data_ = nullptr;
+  size_t y_off_ = 0, scratch_off_ = 0;
   std::byte* scratch_ = nullptr;
 };
 
@@ -437,8 +457,7 @@ KernelPtr make_winograd_conv(CompileContext& ctx, const ir::Node& node) {
   const Shape& x = ctx.value(node.inputs[0]).shape;
   const Shape& w = ctx.value(node.inputs[1]).shape;
   const Shape& y = ctx.value(node.outputs.at(0)).shape;
-  if (x.size() != 3 || w.size() != 3 || y.size() != 3 || !ctx.is_nwc(node.inputs[0]) || !ctx.is_nwc(node.outputs[0]))
-    return nullptr;
+  if (x.size() != 3 || w.size() != 3 || y.size() != 3) return nullptr;
   if (w[0] != y[1] || w[1] != x[1] || x[0] != y[0] || y[2] < 1) return nullptr;
   const int tile = winograd_tile(x[1], y[1], w[2]);
   if (tile == 0) return nullptr;

@@ -59,9 +59,9 @@ class Winograd1d {
 // 0 where it does not apply (no AVX-512F, LOCKSTEP_CPU_WINOGRAD=0, k < 2, too few channels).
 int winograd_tile(int64_t ci, int64_t co, int64_t k);
 
-// The kernel for `node` when it fits (1-D Conv, stride 1, group 1, channels-last input and
-// output, constant weights, k >= 2, enough channels to pay, AVX-512F, LOCKSTEP_CPU_WINOGRAD
-// not 0); null otherwise.
+// The kernel for `node` when it fits (1-D Conv, stride 1, group 1, constant weights, k >= 2,
+// enough channels to pay, AVX-512F, LOCKSTEP_CPU_WINOGRAD not 0); null otherwise. Planar
+// inputs and outputs are transposed through the workspace.
 KernelPtr make_winograd_conv(CompileContext& ctx, const ir::Node& node);
 
 }  // namespace lockstep::cpu

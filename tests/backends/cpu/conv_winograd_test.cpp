@@ -1,8 +1,8 @@
 // Winograd 1-D convolutions (conv_winograd.h) against the float64 reference interpreter: every
 // tile size m, tap groups of one, two and three taps, dilations, uneven and oversized pads,
 // outputs shorter than a tile, partial output-channel vectors, batch 2; the same bits at 1, 2
-// and 3 threads; and the graph path (the factory's pick between channels-last convs) giving
-// the same bits as the kernel run by hand.
+// and 3 threads; and the graph path (the factory's pick, between channels-last convs or from and
+// to planar graph values) giving the same bits as the kernel run by hand.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -141,6 +141,29 @@ TEST(CpuConvWinograd, GraphPathPicksItAndMatchesTheKernelBitForBit) {
     const std::vector<float> by_hand =
         run_winograd(c, 4, threads, taps.at("pre"), g.value(w).constant, g.value(b).constant, c.w_in);
     EXPECT_TRUE(by_hand == to_nwc(taps.at("winograd"))) << what << ": the graph's conv is not the Winograd kernel's bits";
+  }
+}
+
+// A conv straight from a planar graph input to a planar graph output takes the kernel too,
+// through channels-last copies: the same bits as the kernel by hand, and the reference's values.
+TEST(CpuConvWinograd, PlanarGraphInputAndOutputGoThroughTheKernel) {
+  if (!cpu::Winograd1d::available()) GTEST_SKIP() << "this CPU has no AVX-512F: the Winograd kernels are not built for it";
+  const Case c{2, 40, 48, 77, 7, 1, 3, 3};
+  const Tensor x = random_tensor({c.n, c.ci, c.w_in}, 4501);
+  const Tensor w = random_tensor({c.co, c.ci, c.k}, 4502, DType::Float32, -0.3f, 0.3f);
+  const Tensor b = random_tensor({c.co}, 4503);
+  ir::Attributes attrs;
+  attrs.set("pads", std::vector<int64_t>{c.pad_begin, c.pad_end});
+  const ir::Graph g = node_graph(Op::Conv, {{x}, {w, false}, {b, false}}, attrs);
+  const std::vector<Tensor> want = reference::evaluate(g, {x});
+  for (int threads : {1, 2, 3}) {
+    const std::string what = "planar threads " + std::to_string(threads);
+    Options o;
+    o.threads = threads;
+    const std::vector<Tensor> got = cpu::backend().compile(g, o)->run({x});
+    expect_outputs_match(got, want, c.ci * c.k + 1, what, kCpuRelL2, kCpuAbsPerTerm);
+    const std::vector<float> by_hand = run_winograd(c, 4, threads, x, w, b, c.w_in);
+    EXPECT_TRUE(by_hand == to_nwc(got[0])) << what << ": not the Winograd kernel's bits";
   }
 }
 
