@@ -7,15 +7,12 @@
 
 namespace lockstep::cpu {
 
-[[gnu::always_inline]] inline float fast_exp(float in) {
-  // NaN is computed as 0 and put back at the end: a NaN must not reach the int conversion (UB)
-  // and must still come out as NaN.
-  float x = in == in ? in : 0.0f;
-  x = x < -87.33654f ? -87.33654f : (x > 88.72283f ? 88.72283f : x);
-  // Round to nearest with the 1.5 * 2^23 trick (vectorizes; a libm call would not).
-  float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  // Cody-Waite: ln2 split so that n * kLn2Hi is exact.
-  float r = x - n * 0.693145751953125f;
+// The shared core of the exps below: n = round(x / ln2) (the 1.5 * 2^23 trick vectorizes; a
+// libm call would not), r = x - n ln2 (Cody-Waite: ln2 split so that n * its high part is exact),
+// and returns p with e^r - 1 = p * r (Taylor to r^7).
+[[gnu::always_inline]] inline float exp_reduce(float x, float& n, float& r) {
+  n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  r = x - n * 0.693145751953125f;
   r = r - n * 1.428606765330187045e-06f;
   float p = 1.0f / 5040.0f;
   p = p * r + 1.0f / 720.0f;
@@ -23,8 +20,16 @@ namespace lockstep::cpu {
   p = p * r + 1.0f / 24.0f;
   p = p * r + 1.0f / 6.0f;
   p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
+  return p * r + 1.0f;
+}
+
+[[gnu::always_inline]] inline float fast_exp(float in) {
+  // NaN is computed as 0 and put back at the end: a NaN must not reach the int conversion (UB)
+  // and must still come out as NaN.
+  float x = in == in ? in : 0.0f;
+  x = x < -87.33654f ? -87.33654f : (x > 88.72283f ? 88.72283f : x);
+  float n, r;
+  float p = exp_reduce(x, n, r) * r + 1.0f;
   // 2^n in two halves so that n = 128 (x near 88.7) does not overflow the exponent field.
   int32_t ni = static_cast<int32_t>(n);
   int32_t n1 = ni >> 1, n2 = ni - n1;
@@ -36,17 +41,8 @@ namespace lockstep::cpu {
 // e^y = s * (1 + q) for y in [-87, 0] (callers clamp): s = 2^n a normal power of two and
 // q = e^r - 1 (|r| <= ln2/2) kept apart, so that 1 - e^y keeps its low bits near y = 0.
 [[gnu::always_inline]] inline void exp_split(float y, float& s, float& q) {
-  float n = (y * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = y - n * 0.693145751953125f;
-  r = r - n * 1.428606765330187045e-06f;
-  float p = 1.0f / 5040.0f;
-  p = p * r + 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  q = p * r;
+  float n, r;
+  q = exp_reduce(y, n, r) * r;
   s = std::bit_cast<float>(static_cast<int32_t>((static_cast<int32_t>(n) + 127) << 23));
 }
 
