@@ -39,7 +39,7 @@ class Winograd1d {
   };
   void transform_chunk(const float* x, int64_t tile0, float* v) const;
   void multiply_chunk(const float* v, int64_t tile0, float* y) const;
-  int64_t tile_time(int64_t tile) const { return tile / s_.dilation * s_.tile * s_.dilation + tile % s_.dilation; }
+  int64_t tile_time(int64_t tile) const;  // the tile's first output
 
   Winograd1dShape s_;
   int threads_ = 1;
