@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "backends/cpu/conv_narrow.h"
+#include "backends/cpu/conv1d_geometry.h"
 #include "backends/cpu/epilogue.h"
 
 namespace lockstep::cpu {
@@ -121,21 +122,8 @@ class NarrowConvKernel final : public Kernel {
 }  // namespace
 
 KernelPtr make_narrow_conv(CompileContext& ctx, const ir::Node& node) {
-  if (node.op != ir::Op::Conv || node.inputs.size() < 2 || node.inputs[0] == ir::kNoValue) return nullptr;
-  const Shape& x = ctx.value(node.inputs[0]).shape;
-  const Shape& w = ctx.value(node.inputs[1]).shape;
-  const Shape& y = ctx.value(node.outputs.at(0)).shape;
-  if (x.size() != 3 || w.size() != 3 || y.size() != 3 || !ctx.is_nwc(node.inputs[0]) || ctx.is_nwc(node.outputs[0]))
-    return nullptr;
-  if (y[1] > kMaxNarrowChannels || w[0] != y[1] || w[1] != x[1] || x[0] != y[0]) return nullptr;
-  if (!ctx.graph.is_constant(node.inputs[1])) return nullptr;
-  if (node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue && !ctx.graph.is_constant(node.inputs[2])) return nullptr;
-  if (node.attrs.get_int("group", 1) != 1 || node.attrs.get_string("auto_pad", "NOTSET") != "NOTSET") return nullptr;
-  const std::vector<int64_t> strides = node.attrs.get_ints("strides", {1}), dil = node.attrs.get_ints("dilations", {1});
-  const std::vector<int64_t> pads = node.attrs.get_ints("pads", {0, 0});
-  if (strides != std::vector<int64_t>{1} || dil.size() != 1 || dil[0] < 1 || pads.size() != 2 || pads[0] < 0) return nullptr;
-  // The output length must be the one the pads give (no floor of a stride to reason about).
-  if (y[2] != x[2] + pads[0] + pads[1] - (w[2] - 1) * dil[0]) return nullptr;
+  const std::optional<PlainConv1d> conv = plain_conv1d(ctx, node);
+  if (!conv || conv->co > kMaxNarrowChannels || !ctx.is_nwc(node.inputs[0]) || ctx.is_nwc(node.outputs[0])) return nullptr;
   return std::make_unique<NarrowConvKernel>(ctx, node);
 }
 

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "backends/cpu/conv1d_geometry.h"
 #include "backends/cpu/conv_winograd_kernels.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/transpose.h"
@@ -193,14 +194,14 @@ class WinogradConvKernel final : public Kernel {
               node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue ? ctx.fptr(node.inputs[2]) : nullptr,
               ctx.threads),
         epilogue_(ctx, node),
-        s_(shape),
         x_(ctx.fptr(node.inputs[0])),
         y_(ctx.fptr(node.outputs[0])),
         x_nwc_(ctx.is_nwc(node.inputs[0])),
         y_nwc_(ctx.is_nwc(node.outputs[0])) {
+    const Winograd1dShape& s = conv_.shape();
     auto bytes = [](int64_t floats) { return static_cast<size_t>((floats * 4 + 63) / 64 * 64); };
-    y_off_ = x_nwc_ ? 0 : bytes(s_.n * s_.w_in * s_.ci);
-    scratch_off_ = y_off_ + (y_nwc_ ? 0 : bytes(s_.n * s_.w_out * s_.co));
+    y_off_ = x_nwc_ ? 0 : bytes(s.n * s.w_in * s.ci);
+    scratch_off_ = y_off_ + (y_nwc_ ? 0 : bytes(s.n * s.w_out * s.co));
     ctx.workspace_bytes = std::max(ctx.workspace_bytes, scratch_off_ + conv_.scratch_bytes());
   }
   void bind_workspace(std::byte* base) override {
@@ -209,16 +210,16 @@ class WinogradConvKernel final : public Kernel {
     scratch_ = base + scratch_off_;
   }
   void run() override {
-    if (!x_nwc_) ncw_to_nwc(x_, const_cast<float*>(x_nwc_data_), s_.n, s_.ci, s_.w_in);
+    const Winograd1dShape& s = conv_.shape();
+    if (!x_nwc_) ncw_to_nwc(x_, const_cast<float*>(x_nwc_data_), s.n, s.ci, s.w_in);
     conv_.run(x_nwc_data_, y_nwc_data_, scratch_);
-    if (!y_nwc_) nwc_to_ncw(y_nwc_data_, y_, s_.n, s_.co, s_.w_out, nullptr);
+    if (!y_nwc_) nwc_to_ncw(y_nwc_data_, y_, s.n, s.co, s.w_out, nullptr);
     epilogue_.apply_all(y_);
   }
 
  private:
   Winograd1d conv_;
   Epilogue epilogue_;
-  Winograd1dShape s_;
   const float* x_ = nullptr;
   float* y_ = nullptr;
   bool x_nwc_ = true, y_nwc_ = true;
@@ -238,24 +239,12 @@ int winograd_tile(int64_t ci, int64_t co, int64_t k) {
 }
 
 KernelPtr make_winograd_conv(CompileContext& ctx, const ir::Node& node) {
-  if (node.op != ir::Op::Conv || node.inputs.size() < 2 || node.inputs[0] == ir::kNoValue) return nullptr;
-  const Shape& x = ctx.value(node.inputs[0]).shape;
-  const Shape& w = ctx.value(node.inputs[1]).shape;
-  const Shape& y = ctx.value(node.outputs.at(0)).shape;
-  if (x.size() != 3 || w.size() != 3 || y.size() != 3) return nullptr;
-  if (w[0] != y[1] || w[1] != x[1] || x[0] != y[0] || y[2] < 1) return nullptr;
-  const int tile = winograd_tile(x[1], y[1], w[2]);
+  const std::optional<PlainConv1d> conv = plain_conv1d(ctx, node);
+  if (!conv || conv->pad_end < 0 || conv->w_out < 1) return nullptr;
+  const int tile = winograd_tile(conv->ci, conv->co, conv->k);
   if (tile == 0) return nullptr;
-  if (!ctx.graph.is_constant(node.inputs[1])) return nullptr;
-  if (node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue && !ctx.graph.is_constant(node.inputs[2])) return nullptr;
-  if (node.attrs.get_int("group", 1) != 1 || node.attrs.get_string("auto_pad", "NOTSET") != "NOTSET") return nullptr;
-  const std::vector<int64_t> strides = node.attrs.get_ints("strides", {1}), dil = node.attrs.get_ints("dilations", {1});
-  const std::vector<int64_t> pads = node.attrs.get_ints("pads", {0, 0});
-  if (strides != std::vector<int64_t>{1} || dil.size() != 1 || dil[0] < 1 || pads.size() != 2 || pads[0] < 0 || pads[1] < 0)
-    return nullptr;
-  if (y[2] != x[2] + pads[0] + pads[1] - (w[2] - 1) * dil[0]) return nullptr;
-  const Winograd1dShape shape{.n = x[0], .ci = x[1], .co = y[1], .w_in = x[2], .w_out = y[2], .k = w[2],
-                              .dilation = dil[0], .pad_begin = pads[0], .tile = tile};
+  const Winograd1dShape shape{.n = conv->n, .ci = conv->ci, .co = conv->co, .w_in = conv->w_in, .w_out = conv->w_out,
+                              .k = conv->k, .dilation = conv->dilation, .pad_begin = conv->pad_begin, .tile = tile};
   return std::make_unique<WinogradConvKernel>(ctx, node, shape);
 }
 

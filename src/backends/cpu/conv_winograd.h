@@ -29,6 +29,7 @@ class Winograd1d {
   // x [n][w_in][ci] -> y [n][w_out][co]. Each output is summed whole by one thread in a fixed
   // order, so the bits do not depend on the thread count.
   void run(const float* x, float* y, std::byte* scratch) const;
+  const Winograd1dShape& shape() const { return s_; }
   // The kernels need AVX-512F; without it the factory below keeps oneDNN.
   static bool available();
 

@@ -149,6 +149,15 @@ constexpr float output_coefficient(int j, int q) {
   return q == M + 1 ? (j == M - 1 ? 1.0f : 0.0f) : static_cast<float>(ipow(kFinitePoints[q], j));
 }
 
+// acc + coef * x for a constant coefficient, folded: the first term sets acc, and +-1 add or
+// subtract (the input and output transforms' sums, term by term in order).
+[[gnu::target("avx512f"), gnu::always_inline]] inline __m512 add_scaled(__m512 acc, bool first, float coef, __m512 x) {
+  if (first) return coef == 1.0f ? x : _mm512_mul_ps(_mm512_set1_ps(coef), x);
+  if (coef == 1.0f) return _mm512_add_ps(acc, x);
+  if (coef == -1.0f) return _mm512_sub_ps(acc, x);
+  return _mm512_fmadd_ps(_mm512_set1_ps(coef), x, acc);
+}
+
 // One tile's input transform for one group, 16 channels at a time in registers: each input row
 // read once, each point's row written once; the constant coefficients fold into adds.
 template <int M, int R>
@@ -166,12 +175,8 @@ template <int M, int R>
       bool first = true;
 #pragma GCC unroll 6
       for (int j = 0; j < n; ++j) {
-        const float bj = t.b[i][j];
-        if (bj == 0.0f) continue;
-        if (first) acc = bj == 1.0f ? dv[j] : _mm512_mul_ps(_mm512_set1_ps(bj), dv[j]);
-        else if (bj == 1.0f) acc = _mm512_add_ps(acc, dv[j]);
-        else if (bj == -1.0f) acc = _mm512_sub_ps(acc, dv[j]);
-        else acc = _mm512_fmadd_ps(_mm512_set1_ps(bj), dv[j], acc);
+        if (t.b[i][j] == 0.0f) continue;
+        acc = add_scaled(acc, first, t.b[i][j], dv[j]);
         first = false;
       }
       _mm512_mask_storeu_ps(o[t.point[i]] + c, mask, acc);
@@ -218,11 +223,7 @@ template <int M>
         for (int q = 0; q < M + 2; ++q) {
           const float a = output_coefficient<M>(j, q);
           if (a == 0.0f) continue;
-          const __m512 mq = _mm512_load_ps(m[q] + at);
-          if (first) acc = a == 1.0f ? mq : _mm512_mul_ps(_mm512_set1_ps(a), mq);
-          else if (a == 1.0f) acc = _mm512_add_ps(acc, mq);
-          else if (a == -1.0f) acc = _mm512_sub_ps(acc, mq);
-          else acc = _mm512_fmadd_ps(_mm512_set1_ps(a), mq, acc);
+          acc = add_scaled(acc, first, a, _mm512_load_ps(m[q] + at));
           first = false;
         }
         acc = _mm512_add_ps(acc, _mm512_loadu_ps(bias + e * kLanes));
