@@ -65,6 +65,10 @@ class Executable {
   // Device time of the last run's kernels, without its host<->device copies, where the backend
   // measures it (cuda, graph replay); nullopt elsewhere. For comparing with peers timed on-device.
   virtual std::optional<double> last_device_ms() const { return std::nullopt; }
+  // What computes each node of graph(), in node order (`lockstep info --kernels`): e.g.
+  // "onednn:jit:avx2", "lockstep:winograd:avx2", "onednn:sgemm". Empty where a backend does not
+  // say.
+  virtual std::vector<std::string> kernel_implementations() const { return {}; }
 };
 
 class Backend {

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/self_exe.h"
 #include "capture.h"
 #include "commands.h"
 #include "core/atomic_file.h"
@@ -65,7 +66,7 @@ class TempDir {
 // Runs this executable as `lockstep __worker ...`; its stdout+stderr go to `log`.
 int spawn_worker(const std::vector<std::string>& args, const std::string& log) {
   std::vector<char*> argv;
-  std::string self = "/proc/self/exe";
+  std::string self = self_executable_path();
   argv.push_back(self.data());
   std::vector<std::string> copy = args;
   for (auto& a : copy) argv.push_back(a.data());

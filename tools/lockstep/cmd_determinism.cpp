@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/self_exe.h"
 #include "capture.h"
 #include "commands.h"
 #include "core/atomic_file.h"
@@ -95,7 +96,7 @@ int cmd_determinism(const DeterminismArgs& args) {
   const std::string inputs_npz = scratch.path + "/inputs.npz", anchors = scratch.path + "/no_anchors.txt";
   write_npz(inputs_npz, named);
   write_file_atomic(anchors, "");
-  const std::string self = shell_quote(fs::read_symlink("/proc/self/exe").string());
+  const std::string self = shell_quote(self_executable_path());
 
   Progress progress(args.runs + (backend ? 1 : 0));
   for (int f = 1; f <= args.runs; ++f) {

@@ -80,6 +80,31 @@ int cmd_info(const InfoArgs& args) {
     }
   }
 
+  // --kernels: what the backend runs for each node (oneDNN's choice, lockstep's own kernels).
+  std::vector<std::string> impls;
+  const ir::Graph* compiled = nullptr;
+  std::unique_ptr<Executable> exe;
+  if (!args.kernels.empty()) {
+    Options options;
+    options.threads = args.common.threads;
+    try {
+      exe = compile(model, args.kernels, options);
+      compiled = &exe->graph();
+      impls = exe->kernel_implementations();
+    } catch (const Error& e) {
+      prepare_error = e.what();
+    }
+    nlohmann::json rows = nlohmann::json::array();
+    for (size_t i = 0; compiled && i < compiled->nodes.size(); ++i) {
+      const auto& n = compiled->nodes[i];
+      const std::string out = n.outputs.empty() || n.outputs[0] == ir::kNoValue ? "" : shape_text(compiled->value(n.outputs[0]));
+      rows.push_back({{"name", n.name}, {"op", ir::op_name(n.op)}, {"shape", out},
+                      {"implementation", i < impls.size() ? impls[i] : ""}});
+    }
+    report["kernels"] = compiled ? nlohmann::json{{"backend", args.kernels}, {"nodes", rows}}
+                                 : nlohmann::json{{"backend", args.kernels}, {"error", prepare_error}};
+  }
+
   if (args.common.json) {
     std::cout << report.dump(2) << '\n';
     return prepare_error.empty() ? kExitOk : kExitFail;
@@ -114,6 +139,18 @@ int cmd_info(const InfoArgs& args) {
       for (size_t k = 1; k < names.size(); ++k) fused += (k > 1 ? ", " : "") + names[k];
       t.add({std::to_string(i + 1), n.name, ir::op_name(n.op), shapes, fused});
     }
+    t.print(std::cout);
+  }
+  if (!args.kernels.empty()) {
+    std::cout << '\n';
+    if (!compiled) {
+      std::cout << "kernels: cannot compile for " << args.kernels << ": " << prepare_error << '\n';
+      return kExitFail;
+    }
+    std::cout << "kernels (" << args.kernels << "):\n";
+    Table t({"#", "node", "op", "output shape", "implementation"});
+    for (const auto& row : report["kernels"]["nodes"])
+      t.add({std::to_string(t.rows() + 1), row["name"], row["op"], row["shape"], row["implementation"]});
     t.print(std::cout);
   }
   return kExitOk;

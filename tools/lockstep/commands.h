@@ -51,6 +51,7 @@ struct CompareArgs {
 struct InfoArgs {
   std::string model;
   bool shapes = false;
+  std::string kernels;  // --kernels BACKEND: compile and list what computes each node
   CommonArgs common;
 };
 

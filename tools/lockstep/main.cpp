@@ -65,6 +65,8 @@ int main(int argc, char** argv) {
   auto* info_cmd = app.add_subcommand("info", "ops, nodes, parameters, inputs and outputs of a model");
   info_cmd->add_option("model", info.model, "ONNX model")->required();
   info_cmd->add_flag("--shapes", info.shapes, "prepare the model and list every node's output shapes");
+  info_cmd->add_option("--kernels", info.kernels,
+                       "compile for this backend (e.g. cpu) and list the implementation that computes each node");
   add_common(info_cmd, info.common);
 
   CheckArgs check;

@@ -11,6 +11,7 @@ class Table {
  public:
   explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  size_t rows() const { return rows_.size(); }
   void separator() { rows_.push_back({}); }  // an empty row prints as a rule
   void print(std::ostream& out) const;
 

@@ -15,6 +15,8 @@
 #include <unordered_map>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backends/cpu/conv1d_geometry.h"
+#include "backends/cpu/conv_gemm.h"
 #include "backends/cpu/conv_narrow.h"
 #include "backends/cpu/conv_tiling.h"
 #include "backends/cpu/conv_transpose.h"
@@ -22,6 +24,7 @@
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/layout.h"
+#include "backends/cpu/onednn_impl.h"
 #include "backends/cpu/profile.h"
 #include "backends/cpu/transpose.h"
 
@@ -30,9 +33,7 @@ namespace lockstep::cpu {
 namespace {
 
 using dnnl::memory;
-using Dims = memory::dims;
 
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 memory::desc plain_desc(const Dims& dims, const Dims& strides) {
   return memory::desc(dims, memory::data_type::f32, strides);
@@ -46,78 +47,13 @@ Dims plain_strides(const Dims& dims) {
 
 size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 
-struct ConvGeometry {
-  int64_t spatial = 0, group = 1;
-  Dims kernel, strides, dilations, pad_begin, pad_end;
-  Dims extra;  // ConvTranspose: output positions past the full result (output_padding)
-};
-
-ConvGeometry geometry(const ir::Graph& graph, const ir::Node& node, bool transposed) {
-  const Shape& x = graph.value(node.inputs.at(0)).shape;
-  const Shape& w = graph.value(node.inputs.at(1)).shape;
-  const Shape& y = graph.value(node.outputs.at(0)).shape;
-  ConvGeometry g;
-  if (x.size() < 3 || x.size() > 5 || w.size() != x.size() || y.size() != x.size())
-    throw Error(ErrorCode::UnsupportedAttribute,
-                "cpu: Conv needs 1-D to 3-D spatial data with matching weight rank, got input " + shape_str(x) +
-                    " and weights " + shape_str(w),
-                node.name, ir::op_name(node.op));
-  g.spatial = static_cast<int64_t>(x.size()) - 2;
-  const auto sp = static_cast<size_t>(g.spatial);
-  g.group = node.attrs.get_int("group", 1);
-  g.kernel.assign(w.begin() + 2, w.end());
-  g.strides = node.attrs.get_ints("strides", Dims(sp, 1));
-  g.dilations = node.attrs.get_ints("dilations", Dims(sp, 1));
-  Dims pads = node.attrs.get_ints("pads", Dims(2 * sp, 0));
-  const std::string auto_pad = node.attrs.get_string("auto_pad", "NOTSET");
-  if (g.strides.size() != sp || g.dilations.size() != sp || pads.size() != 2 * sp)
-    throw Error(ErrorCode::UnsupportedAttribute, "cpu: strides/dilations/pads do not match the spatial rank",
-                node.name, ir::op_name(node.op));
-  g.pad_begin.assign(pads.begin(), pads.begin() + g.spatial);
-  g.pad_end.assign(pads.begin() + g.spatial, pads.end());
-  g.extra.assign(sp, 0);
-  for (size_t i = 0; i < sp; ++i) {
-    const int64_t in = x[i + 2], out = y[i + 2], s = g.strides[i], span = (g.kernel[i] - 1) * g.dilations[i] + 1;
-    if (!transposed) {
-      if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-        int64_t total = std::max<int64_t>(0, (out - 1) * s + span - in);
-        g.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      } else if (auto_pad == "VALID") {
-        g.pad_begin[i] = 0;
-      }
-      // The end pad that gives exactly `out` positions (oneDNN checks this identity).
-      g.pad_end[i] = (out - 1) * s + span - in - g.pad_begin[i];
-      if (g.pad_end[i] < 0) g.pad_end[i] = 0;  // floor in the output size formula: trailing rows unused
-    } else {
-      if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-        Dims op = node.attrs.get_ints("output_padding", Dims(sp, 0));
-        int64_t total = s * (in - 1) + (op.size() == sp ? op[i] : 0) + span - out;
-        g.pad_begin[i] = auto_pad == "SAME_UPPER" ? floor_div(total, 2) : total - floor_div(total, 2);
-      } else if (!node.attrs.has("pads")) {
-        g.pad_begin[i] = 0;
-      }
-      if (g.pad_begin[i] < 0)
-        throw Error(ErrorCode::UnsupportedAttribute, "cpu: negative ConvTranspose begin padding", node.name,
-                    ir::op_name(node.op));
-      const int64_t full = (in - 1) * s + span;
-      g.pad_end[i] = full - g.pad_begin[i] - out;
-      if (g.pad_end[i] < 0) {
-        g.extra[i] = -g.pad_end[i];
-        g.pad_end[i] = 0;
-      }
-    }
-  }
-  for (auto& d : g.dilations) d -= 1;  // oneDNN counts dilation from 0
-  return g;
-}
-
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(CompileContext& ctx, const ir::Node& node)
       : engine_(*ctx.engine), stream_(*ctx.stream), epilogue_(ctx, node), profile_(ctx.profile) {
     auto t_start = std::chrono::steady_clock::now();
     const bool transposed = node.op == ir::Op::ConvTranspose;
-    ConvGeometry g = geometry(ctx.graph, node, transposed);
+    ConvGeometry g = conv_geometry(ctx.graph, node, transposed);
     const Shape& xs = ctx.value(node.inputs[0]).shape;
     const Shape& ws = ctx.value(node.inputs[1]).shape;
     const Shape& ys = ctx.value(node.outputs[0]).shape;
@@ -198,6 +134,7 @@ class ConvKernel final : public Kernel {
       }
     }
     if (tiles_.tiled()) {
+      impl_ = tiles_.implementation();
       src_d = memory::desc(x_dims, memory::data_type::f32, memory::format_tag::nwc);
       dst_d = memory::desc(y_view, memory::data_type::f32, memory::format_tag::nwc);
       wei_d = tiles_.weights_desc();
@@ -213,6 +150,7 @@ class ConvKernel final : public Kernel {
                                                            dnnl::algorithm::convolution_direct, x_md, w_md, y_md,
                                                            g.strides, g.dilations, g.pad_begin, g.pad_end);
           dnnl::convolution_forward::primitive_desc pd(d, attr, engine_);
+          impl_ = pd.impl_info_str();
           primitive_ = dnnl::convolution_forward(pd);
           src_d = pd.src_desc(); dst_d = pd.dst_desc(); wei_d = pd.weights_desc(); scratch_d = pd.scratchpad_desc();
         } else {
@@ -223,6 +161,7 @@ class ConvKernel final : public Kernel {
                                                              dnnl::algorithm::deconvolution_direct, x_md, w_md, y_md,
                                                              g.strides, g.dilations, g.pad_begin, g.pad_end);
           dnnl::deconvolution_forward::primitive_desc pd(d, attr, engine_);
+          impl_ = pd.impl_info_str();
           primitive_ = dnnl::deconvolution_forward(pd);
           src_d = pd.src_desc(); dst_d = pd.dst_desc(); wei_d = pd.weights_desc(); scratch_d = pd.scratchpad_desc();
         }
@@ -290,6 +229,10 @@ class ConvKernel final : public Kernel {
       wei_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, w_user_.get_desc(), engine_, wei_d));
     if (profile_) profile_->add_compile("conv weights+reorders", ms_since(t_start));
   }
+
+  std::string implementation() const override { return "onednn:" + impl_; }
+  // Whether oneDNN picked one of its reference loops (make_conv_kernel then takes another kernel).
+  bool reference() const { return is_reference_impl(impl_); }
 
   void bind_workspace(std::byte* base) override {
     src_mem_ = reorder_src_ ? memory(src_d_, engine_, base + src_off_) : x_mem_;
@@ -414,6 +357,7 @@ class ConvKernel final : public Kernel {
   bool src_from_nwc_ = false, dst_to_nwc_ = false;  // their direction: from/to a channels-last arena value
   int64_t n_ = 1, c_in_ = 1, c_out_ = 1, w_in_ = 1, w_out_ = 1;
   Dims extra_;
+  std::string impl_;  // oneDNN's implementation name
   Shape out_shape_;
   float* out_ = nullptr;
   const float* bias_ = nullptr;
@@ -425,7 +369,7 @@ bool conv_can_write_nwc(const ir::Graph& graph, const ir::Node& node) {
   if (node.inputs.size() < 2 || node.inputs[0] == ir::kNoValue || node.inputs[1] == ir::kNoValue) return false;
   if (graph.value(node.outputs.at(0)).shape.size() != 3) return false;
   try {
-    ConvGeometry g = geometry(graph, node, node.op == ir::Op::ConvTranspose);
+    ConvGeometry g = conv_geometry(graph, node, node.op == ir::Op::ConvTranspose);
     return std::all_of(g.extra.begin(), g.extra.end(), [](int64_t e) { return e == 0; });
   } catch (const Error&) {
     return false;  // the kernel factory reports it
@@ -438,7 +382,16 @@ KernelPtr make_conv_kernel(CompileContext& ctx, const ir::Node& node) {
   if (KernelPtr polyphase = make_polyphase_conv_transpose(ctx, node)) return polyphase;
   if (KernelPtr narrow = make_narrow_conv(ctx, node)) return narrow;
   if (KernelPtr winograd = make_winograd_conv(ctx, node)) return winograd;
-  return std::make_unique<ConvKernel>(ctx, node);
+  const size_t workspace = ctx.workspace_bytes;
+  auto onednn = std::make_unique<ConvKernel>(ctx, node);
+  if (!onednn->reference()) return onednn;
+  // Never oneDNN's reference loops: our GEMM convolution covers every 1-D Conv. What is left
+  // (N-D convs, 1-D ConvTranspose outside the polyphase rule) keeps it, and reports it.
+  const size_t onednn_workspace = ctx.workspace_bytes;
+  ctx.workspace_bytes = workspace;
+  if (KernelPtr gemm = make_gemm_conv(ctx, node)) return gemm;
+  ctx.workspace_bytes = onednn_workspace;
+  return onednn;
 }
 
 }  // namespace lockstep::cpu

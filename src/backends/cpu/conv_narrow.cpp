@@ -97,6 +97,7 @@ class NarrowConvKernel final : public Kernel {
     if (has_bias) std::copy(ctx.fptr(node.inputs[2]), ctx.fptr(node.inputs[2]) + co_, bias_.begin());
   }
 
+  std::string implementation() const override { return "lockstep:narrow-conv"; }
   void run() override {
     const int64_t per_n = (w_out_ + kPositionsPerItem - 1) / kPositionsPerItem, items = n_ * per_n;
 #pragma omp parallel for schedule(static)

@@ -4,6 +4,8 @@
 // have any). Channels-last windows are contiguous, so a tile is a pointer offset.
 #include "backends/cpu/conv_tiling.h"
 
+#include "backends/cpu/onednn_impl.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -103,7 +105,8 @@ TiledConv1d::TiledConv1d(dnnl::engine& engine, const Conv1dShape& shape, bool bi
                        src_d, w_d, dst_d, {s_.stride}, {s_.dilation}, {geo.pad_l}, {geo.pad_r});
     dnnl::convolution_forward::primitive_desc pd(d, attr, engine);
     // A reference-loop implementation would be far slower than the whole-axis primitive.
-    if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) {
+    impl_ = pd.impl_info_str();
+    if (is_reference_impl(impl_)) {
       geometries_.clear();
       return;
     }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -31,6 +32,8 @@ class TiledConv1d {
   TiledConv1d() = default;
 
   bool tiled() const { return !tiles_.empty(); }
+  // oneDNN's implementation of the tiles (for kernel reports).
+  const std::string& implementation() const { return impl_; }
   // The weights layout every tile primitive reads (reorder the weights into it once).
   const dnnl::memory::desc& weights_desc() const { return wei_d_; }
   // Scratchpad bytes (one tile runs at a time, so the largest one).
@@ -58,6 +61,7 @@ class TiledConv1d {
   std::vector<Tile> tiles_;
   dnnl::memory::desc wei_d_;
   size_t scratch_bytes_ = 0;
+  std::string impl_;
 };
 
 }  // namespace lockstep::cpu

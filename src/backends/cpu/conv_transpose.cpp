@@ -2,17 +2,23 @@
 // o' = s*m + r (before the begin pad is cut) is sum_j x[m - j] * w[r + s*j], so the s phases
 // r are s*Co output channels of a J = ceil(K/s)-tap convolution. Its channels-last result
 // [m][r][c] is byte for byte the channels-last upsampled signal, computed by oneDNN's
-// brgemm forward kernels (2-4x faster here than its deconvolution for these shapes).
+// brgemm forward kernels (2-4x faster here than its deconvolution for these shapes), or by our
+// GEMM convolution where oneDNN has only a reference loop.
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "backends/cpu/conv_transpose.h"
+#include "backends/cpu/conv_gemm.h"
 #include "backends/cpu/conv_tiling.h"
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/onednn_impl.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/profile.h"
 #include "backends/cpu/transpose.h"
@@ -101,6 +107,7 @@ class PolyphaseKernel final : public Kernel {
         tiles_ = TiledConv1d();  // the whole-axis primitive below
       }
       if (tiles_.tiled()) {
+        impl_ = "onednn:" + tiles_.implementation();
         memory w_user({{oc, p.ci, J}, memory::data_type::f32, memory::format_tag::oiw}, engine_, wc.data());
         w_mem_ = memory(tiles_.weights_desc(), engine_);
         dnnl::reorder(w_user, w_mem_).execute(stream_, w_user, w_mem_);
@@ -113,14 +120,24 @@ class PolyphaseKernel final : public Kernel {
                    : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                      src_d, w_any, dst_d, {1}, {0}, {J - 1}, {J - 1});
         dnnl::convolution_forward::primitive_desc pd(d, attr, engine_);
-        primitive_ = dnnl::convolution_forward(pd);
-        if (!(pd.src_desc() == src_d) || !(pd.dst_desc() == dst_d))
-          throw Error(ErrorCode::Internal, "cpu: oneDNN changed the polyphase layouts", node.name, ir::op_name(node.op));
-        memory w_user({{oc, p.ci, J}, memory::data_type::f32, memory::format_tag::oiw}, engine_, wc.data());
-        w_mem_ = memory(pd.weights_desc(), engine_);
-        dnnl::reorder(w_user, w_mem_).execute(stream_, w_user, w_mem_);
-        stream_.wait();
-        scratch_d_ = pd.scratchpad_desc();
+        impl_ = std::string("onednn:") + pd.impl_info_str();
+        if (is_reference_impl(pd.impl_info_str())) {  // our GEMM convolution instead (conv_gemm.h)
+          gemm_.emplace(GemmConv1dShape{.n = p.n, .ci = p.ci, .co = oc, .w_in = p.in_w, .w_out = p.groups, .k = J,
+                                        .pad_begin = J - 1, .x_nwc = true, .y_nwc = true},
+                        wc.data(), b ? bias_.data() : nullptr, ctx.threads);
+          impl_ = std::string("lockstep:gemm-conv:") + sgemm_implementation();
+          scratch_d_ = memory::desc({static_cast<int64_t>(std::max<size_t>(gemm_->scratch_bytes(), 64))},
+                                    memory::data_type::u8, memory::format_tag::a);
+        } else {
+          primitive_ = dnnl::convolution_forward(pd);
+          if (!(pd.src_desc() == src_d) || !(pd.dst_desc() == dst_d))
+            throw Error(ErrorCode::Internal, "cpu: oneDNN changed the polyphase layouts", node.name, ir::op_name(node.op));
+          memory w_user({{oc, p.ci, J}, memory::data_type::f32, memory::format_tag::oiw}, engine_, wc.data());
+          w_mem_ = memory(pd.weights_desc(), engine_);
+          dnnl::reorder(w_user, w_mem_).execute(stream_, w_user, w_mem_);
+          stream_.wait();
+          scratch_d_ = pd.scratchpad_desc();
+        }
       }
     } catch (const dnnl::error& e) {
       throw Error(ErrorCode::UnsupportedAttribute, std::string("cpu: oneDNN cannot build this convolution: ") + e.what(),
@@ -142,6 +159,7 @@ class PolyphaseKernel final : public Kernel {
   }
 
   void bind_workspace(std::byte* base) override {
+    scratch_ = base + scratch_off_;
     src_ = x_nwc_ ? const_cast<float*>(x_) : reinterpret_cast<float*>(base + src_off_);
     z_ = reinterpret_cast<float*>(base + dst_off_);
     args_ = {{DNNL_ARG_SRC, memory(src_d_, engine_, src_)},
@@ -162,7 +180,9 @@ class PolyphaseKernel final : public Kernel {
     };
     if (!x_nwc_) ncw_to_nwc(x_, src_, p_.n, p_.ci, p_.in_w);
     lap("  conv transpose: src reorder");
-    if (tiles_.tiled()) {
+    if (gemm_) {
+      gemm_->run(src_, z_, scratch_);
+    } else if (tiles_.tiled()) {
       tiles_.run(stream_, src_, z_);
     } else {
       primitive_.execute(stream_, args_);
@@ -202,6 +222,9 @@ class PolyphaseKernel final : public Kernel {
   Profile* profile_ = nullptr;
   dnnl::primitive primitive_;
   TiledConv1d tiles_;  // tiled() for long inputs, instead of primitive_
+  std::optional<GemmConv1d> gemm_;  // where oneDNN has only its reference loop, instead of both
+  std::string impl_;
+  std::byte* scratch_ = nullptr;
   memory w_mem_, b_mem_;
   memory::desc src_d_, dst_d_, scratch_d_;
   std::unordered_map<int, memory> args_;
@@ -212,6 +235,9 @@ class PolyphaseKernel final : public Kernel {
   float* y_ = nullptr;
   float* z_ = nullptr;
   bool x_nwc_ = false, y_nwc_ = false;
+
+ public:
+  std::string implementation() const override { return impl_; }
 };
 
 }  // namespace

@@ -16,7 +16,8 @@
 #include <string>
 
 #include "backends/cpu/conv1d_geometry.h"
-#include "backends/cpu/conv_winograd_kernels.h"
+#include "backends/cpu/conv_winograd_isa.h"
+#include "backends/cpu/conv_winograd_transforms.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/transpose.h"
 
@@ -54,15 +55,16 @@ Setting setting() {
 
 }  // namespace
 
-bool Winograd1d::available() { return __builtin_cpu_supports("avx512f") != 0; }
+bool Winograd1d::available() { return isa_has_fma_vectors(active_isa()); }
 
-Winograd1d::Winograd1d(const Winograd1dShape& shape, const float* weights, const float* bias, int threads)
-    : s_(shape), threads_(std::max(1, threads)) {
+Winograd1d::Winograd1d(const Winograd1dShape& shape, const float* weights, const float* bias, int threads, Isa isa)
+    : s_(shape), threads_(std::max(1, threads)), kernels_(&winograd_kernels(isa)) {
   const int64_t ci = s_.ci, co = s_.co, m = s_.tile;
   if (m < 2 || m > 4) throw std::invalid_argument("Winograd1d: tile must be 2, 3 or 4");
-  vectors_ = co % 48 == 0 ? 3 : co % 32 == 0 ? 2 : 1;
-  rows_ = block_rows(vectors_);
-  const int64_t width = vectors_ * kLanes;
+  const int64_t lanes = kernels_->lanes;
+  vectors_ = co % (3 * lanes) == 0 ? 3 : co % (2 * lanes) == 0 ? 2 : 1;
+  rows_ = kernels_->rows[vectors_ - 1];
+  const int64_t width = vectors_ * lanes;
   panels_ = (co + width - 1) / width;
   points_ = static_cast<int>(m) + 2;
 
@@ -121,6 +123,8 @@ Winograd1d::Winograd1d(const Winograd1dShape& shape, const float* weights, const
   v_floats_ = at;
 }
 
+const char* Winograd1d::isa_name() const { return kernels_->name; }
+
 int64_t Winograd1d::tile_time(int64_t tile) const { return tile_start(tile, s_.tile, s_.dilation); }
 
 void Winograd1d::transform_chunk(const float* x, int64_t tile0, float* v) const {
@@ -142,14 +146,15 @@ void Winograd1d::transform_chunk(const float* x, int64_t tile0, float* v) const 
       float* o[kMaxPoints] = {};
       for (int q = 0; q < points_; ++q)
         if (g.offset[q] >= 0) o[q] = v + v_offset_[q] + i * k_[q] + g.offset[q];
-      transform_fn(s_.tile, static_cast<int>(g.taps))(d, o, ci);
+      kernels_->transform[s_.tile - 2][g.taps - 1](d, o, ci);
     }
   }
 }
 
 void Winograd1d::multiply_chunk(const float* v, int64_t tile0, float* y) const {
-  const int64_t width = vectors_ * kLanes;
-  const BlockFn fn = block_fn(vectors_);
+  const int64_t width = vectors_ * kernels_->lanes;
+  const BlockFn fn = kernels_->block[vectors_ - 1];
+  const StoreFn store = kernels_->store[s_.tile - 2];
   const OutputMap map{.tile = s_.tile, .dilation = s_.dilation, .w_out = s_.w_out, .co = s_.co};
   alignas(64) float m[kMaxPoints][kBlockFloats];
   for (int q = 0; q < points_; ++q)  // a point no group uses (k = 2: one group of two taps)
@@ -162,11 +167,7 @@ void Winograd1d::multiply_chunk(const float* v, int64_t tile0, float* y) const {
       const int64_t first = tile0 + b * rows_;
       const float* bias = bias_.data() + panel * width;
       float* out = y + panel * width;
-      switch (s_.tile) {
-        case 2: store_block<2>(m, rows_, vectors_, first, tiles_, map, bias, lanes, out); break;
-        case 3: store_block<3>(m, rows_, vectors_, first, tiles_, map, bias, lanes, out); break;
-        default: store_block<4>(m, rows_, vectors_, first, tiles_, map, bias, lanes, out); break;
-      }
+      store(m, rows_, vectors_, first, tiles_, map, bias, lanes, out);
     }
   }
 }
@@ -186,7 +187,7 @@ void Winograd1d::run(const float* x, float* y, std::byte* scratch) const {
 namespace {
 
 // A planar (NCW) input or output goes through a channels-last copy in the workspace (our
-// AVX-512 transposes: data movement only), so graph inputs and outputs take the kernel too.
+// transposes: data movement only), so graph inputs and outputs take the kernel too.
 class WinogradConvKernel final : public Kernel {
  public:
   WinogradConvKernel(CompileContext& ctx, const ir::Node& node, const Winograd1dShape& shape)
@@ -209,6 +210,7 @@ class WinogradConvKernel final : public Kernel {
     y_nwc_data_ = y_nwc_ ? y_ : reinterpret_cast<float*>(base + y_off_);
     scratch_ = base + scratch_off_;
   }
+  std::string implementation() const override { return std::string("lockstep:winograd:") + conv_.isa_name(); }
   void run() override {
     const Winograd1dShape& s = conv_.shape();
     if (!x_nwc_) ncw_to_nwc(x_, const_cast<float*>(x_nwc_data_), s.n, s.ci, s.w_in);

@@ -8,9 +8,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel.h"
 
 namespace lockstep::cpu {
+
+namespace winograd {
+struct WinogradKernels;  // conv_winograd_isa.h
+}
 
 // A stride-1, group-1 1-D convolution on dense channels-last buffers (dilation counts from 1).
 struct Winograd1dShape {
@@ -22,15 +27,20 @@ class Winograd1d {
  public:
   static constexpr int kMaxPoints = 6;  // m + 2 points for m <= 4
 
-  // weights as ONNX stores them, [co][ci][k]; bias [co] or null. Work is split over `threads`.
-  Winograd1d(const Winograd1dShape& shape, const float* weights, const float* bias, int threads);
+  // weights as ONNX stores them, [co][ci][k]; bias [co] or null. Work is split over `threads`;
+  // the kernels are `isa`'s (the same bits on every ISA: conv_winograd_kernels.h).
+  Winograd1d(const Winograd1dShape& shape, const float* weights, const float* bias, int threads,
+             Isa isa = active_isa());
   // Scratch bytes run() needs (one transformed-input buffer per thread).
   size_t scratch_bytes() const { return static_cast<size_t>(threads_) * v_floats_ * sizeof(float); }
   // x [n][w_in][ci] -> y [n][w_out][co]. Each output is summed whole by one thread in a fixed
   // order, so the bits do not depend on the thread count.
   void run(const float* x, float* y, std::byte* scratch) const;
   const Winograd1dShape& shape() const { return s_; }
-  // The kernels need AVX-512F; without it the factory below keeps oneDNN.
+  // The instruction set its kernels were built for ("avx512", "avx2", "neon", "portable").
+  const char* isa_name() const;
+  // Whether the active ISA has a vector FMA kernel (AVX-512F, AVX2+FMA, NEON); without one the
+  // factory below keeps oneDNN.
   static bool available();
 
  private:
@@ -44,6 +54,7 @@ class Winograd1d {
 
   Winograd1dShape s_;
   int threads_ = 1;
+  const winograd::WinogradKernels* kernels_ = nullptr;
   std::vector<Group> groups_;
   int points_ = 4;                             // m + 2: finite points 0..m, then inf
   int64_t k_[kMaxPoints] = {};                 // reduction length of each point's product
@@ -51,17 +62,17 @@ class Winograd1d {
   std::vector<float> u_[kMaxPoints];           // transformed weights [panel][k][panel width]
   std::vector<float> bias_;          // padded to the panels
   std::vector<float> zeros_;         // one row of ci zeros: the input outside [0, w_in)
-  int vectors_ = 1;                  // 16-float vectors per panel (1..3)
+  int vectors_ = 1;                  // vectors of output channels per panel (1..3)
   int rows_ = 8;                     // tiles per register block
   int64_t panels_ = 1, tiles_ = 0, chunk_ = 0, chunks_ = 0, v_floats_ = 0;
 };
 
 // The tile m the kernel takes for a stride-1, group-1 conv of k taps from ci to co channels, or
-// 0 where it does not apply (no AVX-512F, LOCKSTEP_CPU_WINOGRAD=0, k < 2, too few channels).
+// 0 where it does not apply (no vector FMA kernel, LOCKSTEP_CPU_WINOGRAD=0, k < 2, too few channels).
 int winograd_tile(int64_t ci, int64_t co, int64_t k);
 
 // The kernel for `node` when it fits (1-D Conv, stride 1, group 1, constant weights, k >= 2,
-// enough channels to pay, AVX-512F, LOCKSTEP_CPU_WINOGRAD not 0); null otherwise. Planar
+// enough channels to pay, a vector FMA kernel, LOCKSTEP_CPU_WINOGRAD not 0); null otherwise. Planar
 // inputs and outputs are transposed through the workspace.
 KernelPtr make_winograd_conv(CompileContext& ctx, const ir::Node& node);
 

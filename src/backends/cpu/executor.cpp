@@ -9,6 +9,7 @@
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/layout.h"
 #include "backends/cpu/profile.h"
@@ -89,7 +90,7 @@ std::vector<char> referenced_values(const ir::Graph& graph) {
 class CpuExecutable final : public Executable {
  public:
   CpuExecutable(const ir::Graph& graph, const Options& options)
-      : graph_(graph), threads_(resolve_threads(options.threads)), engine_(dnnl::engine::kind::cpu, 0),
+      : graph_(graph), threads_(resolve_threads(options.threads)), isa_(active_isa()), engine_(dnnl::engine::kind::cpu, 0),
         stream_(engine_) {
     const auto compile_start = std::chrono::steady_clock::now();
     ThreadScope scope(threads_);
@@ -185,6 +186,11 @@ class CpuExecutable final : public Executable {
 
   const ir::Graph& graph() const override { return graph_; }
   std::string backend_name() const override { return "cpu"; }
+  std::vector<std::string> kernel_implementations() const override {
+    std::vector<std::string> names;
+    for (const auto& kernel : kernels_) names.push_back(kernel->implementation());
+    return names;
+  }
   const void* arena_data() const { return arena_->data; }
   int64_t arena_size() const { return arena_bytes_; }
 
@@ -254,6 +260,7 @@ class CpuExecutable final : public Executable {
 
   ir::Graph graph_;
   int threads_;
+  Isa isa_;  // read (and oneDNN capped) before the engine exists: oneDNN takes its cap once
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::unique_ptr<AlignedBuffer> arena_;

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -70,6 +71,9 @@ class Kernel {
   virtual void run() = 0;
   // Called once after the shared workspace is allocated (kernels that use it bind views here).
   virtual void bind_workspace(std::byte* base) {}
+  // What computes this node (`lockstep info --kernels`, the no-reference-implementation test):
+  // "lockstep" for the plain loops, else e.g. "onednn:jit:avx2", "lockstep:winograd:avx2".
+  virtual std::string implementation() const { return "lockstep"; }
 };
 
 using KernelPtr = std::unique_ptr<Kernel>;

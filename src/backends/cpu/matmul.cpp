@@ -1,27 +1,15 @@
-// MatMul and Gemm through oneDNN's sgemm (OpenMP, deterministic for a fixed thread count);
+// MatMul and Gemm through gemm.h's sgemm (oneDNN or OpenBLAS; deterministic for a fixed thread count);
 // Softmax as plain loops.
 #include <algorithm>
 #include <cmath>
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include "backends/cpu/epilogue.h"
+#include "backends/cpu/gemm.h"
 #include "backends/cpu/kernel.h"
 
 namespace lockstep::cpu {
 
 namespace {
-
-void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0 ? 0.0f : beta * c[i * ldc + j];
-    return;
-  }
-  dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  if (st != dnnl_success) throw Error(ErrorCode::Internal, "cpu: dnnl_sgemm failed");
-}
 
 class MatMulKernel final : public Kernel {
  public:
@@ -57,6 +45,7 @@ class MatMulKernel final : public Kernel {
     y_ = ctx.fptr(node.outputs[0]);
   }
 
+  std::string implementation() const override { return sgemm_implementation(); }
   void run() override {
     for (int64_t bi = 0; bi < batches_; ++bi) {
       int64_t ao = 0, bo = 0, rest = bi;
@@ -103,6 +92,7 @@ class GemmKernel final : public Kernel {
     }
   }
 
+  std::string implementation() const override { return sgemm_implementation(); }
   void run() override {
     float beta = 0.0f;
     if (c_ && beta_ != 0.0f) {

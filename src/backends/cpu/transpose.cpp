@@ -1,65 +1,60 @@
 #include "backends/cpu/transpose.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
+
+#include "backends/cpu/isa.h"
 
 namespace lockstep::cpu {
 
+#if defined(__x86_64__) || defined(_M_X64)
+void transpose_tile16(const float* in, int64_t in_ld, float* out, int64_t out_ld);  // transpose_avx512.cpp
+void transpose_tile8(const float* in, int64_t in_ld, float* out, int64_t out_ld);   // transpose_avx2.cpp
+#endif
+
 namespace {
+
+// Without a vector tile: square blocks that stay in L1 on both sides.
+constexpr int64_t kScalarBlock = 8;
 
 // W positions per work item: about 16K floats (L1/L2 resident) whatever the channel count,
 // a multiple of 16; a function of the shape only, never of the thread count.
 int64_t tile_w(int64_t c) { return std::max<int64_t>(64, (16384 / std::max<int64_t>(c, 1)) / 16 * 16); }
-
-__attribute__((target("avx512f"))) void tile16(const float* in, int64_t in_ld, float* out, int64_t out_ld) {
-  __m512 r[16], t[16];
-  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(in + i * in_ld);
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {
-    r[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int h = 0; h < 16; h += 8)
-    for (int i = 0; i < 4; ++i) {
-      t[h + i] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0x88);
-      t[h + i + 4] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0xdd);
-    }
-  for (int i = 0; i < 8; ++i) {
-    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
-    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
-  }
-  for (int i = 0; i < 16; ++i) _mm512_storeu_ps(out + i * out_ld, r[i]);
-}
 
 void scalar_block(const float* in, int64_t in_ld, float* out, int64_t out_ld, int64_t rows, int64_t cols) {
   for (int64_t c = 0; c < cols; ++c)
     for (int64_t r = 0; r < rows; ++r) out[c * out_ld + r] = in[r * in_ld + c];
 }
 
-bool have_avx512() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
+// The vector tile of the active ISA: its size and kernel (none: scalar blocks only).
+struct Tile {
+  int size = 0;
+  void (*fn)(const float*, int64_t, float*, int64_t) = nullptr;
+};
+Tile vector_tile() {
+  static const Tile tile = [] {
+#if defined(__x86_64__) || defined(_M_X64)
+    if (active_isa() == Isa::Avx512) return Tile{16, transpose_tile16};
+    if (active_isa() == Isa::Avx2) return Tile{8, transpose_tile8};
+#endif
+    return Tile{};
   }();
-  return yes;
+  return tile;
 }
 
 }  // namespace
 
 void transpose_plane(const float* in, int64_t in_ld, float* out, int64_t out_ld, int64_t rows, int64_t cols) {
-  const bool vec = have_avx512();
-  const int64_t r16 = vec ? rows / 16 * 16 : 0, c16 = vec ? cols / 16 * 16 : 0;
-  for (int64_t r = 0; r < r16; r += 16)
-    for (int64_t c = 0; c < c16; c += 16) tile16(in + r * in_ld + c, in_ld, out + c * out_ld + r, out_ld);
-  // Ragged edges: the columns past c16 for all rows, the rows past r16 for the tiled columns.
-  scalar_block(in + c16, in_ld, out + c16 * out_ld, out_ld, rows, cols - c16);
-  scalar_block(in + r16 * in_ld, in_ld, out + r16, out_ld, rows - r16, c16);
+  const Tile tile = vector_tile();
+  const int64_t t = tile.size ? tile.size : kScalarBlock;
+  const int64_t rt = rows / t * t, ct = cols / t * t;
+  for (int64_t r = 0; r < rt; r += t)
+    for (int64_t c = 0; c < ct; c += t) {
+      if (tile.fn) tile.fn(in + r * in_ld + c, in_ld, out + c * out_ld + r, out_ld);
+      else scalar_block(in + r * in_ld + c, in_ld, out + c * out_ld + r, out_ld, t, t);
+    }
+  // Ragged edges: the columns past ct for all rows, the rows past rt for the tiled columns.
+  scalar_block(in + ct, in_ld, out + ct * out_ld, out_ld, rows, cols - ct);
+  scalar_block(in + rt * in_ld, in_ld, out + rt, out_ld, rows - rt, ct);
 }
 
 void ncw_to_nwc(const float* in, float* out, int64_t n, int64_t c, int64_t w) {

@@ -1,5 +1,6 @@
 // Plane transposes between NCW (planar) and NWC (channels-last, the layout oneDNN's brgemm
-// convolutions pick) with AVX-512 16x16 tiles; pure data movement, so no effect on bits.
+// convolutions pick) in 16x16 (AVX-512) or 8x8 (AVX2) vector tiles, scalar 8x8 blocks
+// elsewhere; pure data movement, so no effect on bits.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,46 @@
+#include "backends/cpu/gemm.h"
+
+#include "lockstep/error.h"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <oneapi/dnnl/dnnl.hpp>
+#define LOCKSTEP_GEMM_ONEDNN 1
+#else
+#include <cblas.h>
+#endif
+
+namespace lockstep::cpu {
+
+void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0 ? 0.0f : beta * c[i * ldc + j];
+    return;
+  }
+#if defined(LOCKSTEP_GEMM_ONEDNN)
+  const dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (st != dnnl_success) throw Error(ErrorCode::Internal, "cpu: dnnl_sgemm failed");
+#else
+  // OpenBLAS's own threads would oversubscribe the OpenMP ones that call it.
+  static const bool single = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)single;
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta,
+              c, static_cast<int>(ldc));
+#endif
+}
+
+const char* sgemm_implementation() {
+#if defined(LOCKSTEP_GEMM_ONEDNN)
+  return "onednn:sgemm";
+#else
+  return "openblas:sgemm";
+#endif
+}
+
+}  // namespace lockstep::cpu

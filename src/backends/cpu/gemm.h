@@ -1,0 +1,19 @@
+// Row-major float32 GEMM for the CPU kernels (MatMul, Gemm, the GEMM convolution): oneDNN's
+// sgemm on x86-64 (JIT for SSE4.1 up to AVX-512, deterministic for a fixed thread count) and
+// OpenBLAS elsewhere, where oneDNN 2.6 has only its reference GEMM (arm64 without SVE).
+#pragma once
+
+#include <cstdint>
+
+namespace lockstep::cpu {
+
+// c = alpha * op(a) * op(b) + beta * c with op(x) = x or x^T; m x k times k x n, row-major with
+// leading dimensions lda, ldb, ldc. Inside an OpenMP parallel region it runs on the calling
+// thread alone (oneDNN nests no threads; OpenBLAS is set to one thread off x86-64).
+void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// What sgemm runs: "onednn:sgemm" or "openblas:sgemm" (kernel reports, docs/cpu.md).
+const char* sgemm_implementation();
+
+}  // namespace lockstep::cpu

@@ -1,0 +1,17 @@
+// Compiles the functions between LOCKSTEP_TARGET_*_BEGIN and LOCKSTEP_TARGET_END for one x86
+// instruction set, so one source file can hold an AVX2 or AVX-512 kernel next to generic code.
+// Include every standard header before BEGIN: functions defined inside the region (and only
+// those) get the target, so no inline library function is ever built for a wider ISA.
+#pragma once
+
+#if defined(__clang__)
+#define LOCKSTEP_TARGET_AVX2_BEGIN \
+  _Pragma("clang attribute push(__attribute__((target(\"avx2,fma\"))), apply_to = function)")
+#define LOCKSTEP_TARGET_AVX512_BEGIN \
+  _Pragma("clang attribute push(__attribute__((target(\"avx512f,avx2,fma\"))), apply_to = function)")
+#define LOCKSTEP_TARGET_END _Pragma("clang attribute pop")
+#else
+#define LOCKSTEP_TARGET_AVX2_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma\")")
+#define LOCKSTEP_TARGET_AVX512_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx2,fma\")")
+#define LOCKSTEP_TARGET_END _Pragma("GCC pop_options")
+#endif
