@@ -15,10 +15,15 @@
 #include <CLI/CLI.hpp>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backends/cpu/conv_gemm.h"
 #include "backends/cpu/conv_winograd.h"
+#include "backends/cpu/gemm.h"
 
 namespace {
 
+using lockstep::cpu::GemmConv1d;
+using lockstep::cpu::GemmConv1dShape;
+using lockstep::cpu::sgemm_implementation;
 using lockstep::cpu::Winograd1d;
 using lockstep::cpu::Winograd1dShape;
 
@@ -101,8 +106,18 @@ int main(int argc, char** argv) {
   std::printf("| oneDNN %s | %.4f | %.1f | 1.00x | %.2e |\n", pd.impl_info_str(), onednn_ms, gflop / onednn_ms * 1e3,
               rel_l2(y));
 
+  {  // lockstep's GEMM convolution (conv_gemm.h), channels-last both sides
+    const GemmConv1d gemm(GemmConv1dShape{.n = 1, .ci = ci, .co = co, .w_in = width, .w_out = width, .k = k,
+                                          .dilation = dilation, .pad_begin = pad_l, .x_nwc = true, .y_nwc = true},
+                          w.data(), b.data(), threads);
+    std::vector<std::byte> scratch(gemm.scratch_bytes());
+    std::fill(y.begin(), y.end(), 0.0f);
+    const double ms = best_ms(runs, [&] { gemm.run(x.data(), y.data(), scratch.data()); });
+    std::printf("| GEMM conv (%s) | %.4f | %.1f | %.2fx | %.2e |\n", sgemm_implementation(), ms, gflop / ms * 1e3,
+                onednn_ms / ms, rel_l2(y));
+  }
   if (!Winograd1d::available()) {
-    std::printf("(no AVX-512F here: the Winograd kernel does not run)\n");
+    std::printf("(no vector FMA here (AVX2, AVX-512F, NEON): the Winograd kernel does not run)\n");
     return 0;
   }
   for (int tile : {2, 3, 4}) {
@@ -112,7 +127,7 @@ int main(int argc, char** argv) {
     std::vector<std::byte> scratch(wino.scratch_bytes());
     std::fill(y.begin(), y.end(), 0.0f);
     const double ms = best_ms(runs, [&] { wino.run(x.data(), y.data(), scratch.data()); });
-    std::printf("| Winograd m = %d | %.4f | %.1f | %.2fx | %.2e |\n", tile, ms, gflop / ms * 1e3, onednn_ms / ms, rel_l2(y));
+    std::printf("| Winograd %s m = %d | %.4f | %.1f | %.2fx | %.2e |\n", wino.isa_name(), tile, ms, gflop / ms * 1e3, onednn_ms / ms, rel_l2(y));
   }
   return 0;
 }

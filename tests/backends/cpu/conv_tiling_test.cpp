@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <iostream>
 
 #include "backends/cpu/cpu_test_util.h"
 #include "backends/cpu/layout.h"
+#include "backends/cpu/onednn_impl.h"
 #include "support/graph_check.h"
 
 namespace lockstep::cpu_test {
@@ -96,7 +98,9 @@ TEST(CpuConvTiling, TilesOnlyLongAxes) {
                      .pad_begin = 25};
   EXPECT_FALSE(cpu::TiledConv1d(engine, s, true).tiled());
   s.w_in = s.w_out = L + 1;
-  EXPECT_TRUE(cpu::TiledConv1d(engine, s, true).tiled());
+  const cpu::TiledConv1d tiles(engine, s, true);
+  // Untiled only where oneDNN has nothing but its reference loop for channels-last data.
+  EXPECT_TRUE(tiles.tiled() || cpu::is_reference_impl(tiles.implementation())) << tiles.implementation();
 }
 
 TEST(CpuConvTiling, LongConvMatchesReference) {
@@ -117,7 +121,7 @@ TEST(CpuConvTiling, LongConvMatchesReference) {
       EXPECT_TRUE(cpu::choose_nwc(g)[mid])
           << describe(c) << ": the tiled conv should write channels-last";
     dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-    EXPECT_TRUE(cpu::TiledConv1d(engine,
+    const cpu::TiledConv1d tiles(engine,
                                  {.n = c.n,
                                   .ci = c.ci,
                                   .co = c.co,
@@ -128,9 +132,16 @@ TEST(CpuConvTiling, LongConvMatchesReference) {
                                   .stride = c.stride,
                                   .dilation = c.dilation - 1,
                                   .pad_begin = c.pad_begin},
-                                 true)
-                    .tiled())
-        << describe(c);
+                                 true);
+    // Tiles need a oneDNN kernel for channels-last data other than its reference loop (brgconv
+    // on AVX-512; on AVX2 only some shapes have one). Without one the whole-axis conv or
+    // lockstep's GEMM conv runs, and the numbers below are checked all the same.
+    if (!tiles.tiled()) {
+      EXPECT_TRUE(cpu::is_reference_impl(tiles.implementation()))
+          << describe(c) << ": not tiled although oneDNN offers " << tiles.implementation();
+      std::cout << "[   NOTE   ] " << describe(c) << ": not tiled on this CPU (oneDNN's channels-last kernel is "
+                << tiles.implementation() << "); the conv is still checked against the reference\n";
+    }
     std::vector<Tensor> inputs = {random_tensor({c.n, c.ci, c.w}, seed)};
     const std::vector<Tensor> want = reference::evaluate(g, inputs);
     for (int threads : {1, 2})

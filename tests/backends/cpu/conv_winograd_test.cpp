@@ -1,11 +1,12 @@
 // Winograd 1-D convolutions (conv_winograd.h) against the float64 reference interpreter: every
 // tile size m, tap groups of one, two and three taps, dilations, uneven and oversized pads,
 // outputs shorter than a tile, partial output-channel vectors, batch 2; the same bits at 1, 2
-// and 3 threads; and the graph path (the factory's pick, between channels-last convs or from and
+// and 3 threads and on every instruction set the host runs; and the graph path (the factory's pick, between channels-last convs or from and
 // to planar graph values) giving the same bits as the kernel run by hand.
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <iostream>
 #include <map>
 #include <string>
 #include <vector>
@@ -51,10 +52,10 @@ Tensor from_nwc(const std::vector<float>& v, const Shape& ncw) {
 }
 
 std::vector<float> run_winograd(const Case& c, int tile, int threads, const Tensor& x, const Tensor& w, const Tensor& b,
-                                int64_t w_out) {
+                                int64_t w_out, cpu::Isa isa = cpu::active_isa()) {
   const cpu::Winograd1dShape shape{.n = c.n, .ci = c.ci, .co = c.co, .w_in = c.w_in, .w_out = w_out, .k = c.k,
                                    .dilation = c.dilation, .pad_begin = c.pad_begin, .tile = tile};
-  const cpu::Winograd1d conv(shape, w.data<float>(), b.data<float>(), threads);
+  const cpu::Winograd1d conv(shape, w.data<float>(), b.data<float>(), threads, isa);
   std::vector<std::byte> scratch(conv.scratch_bytes());
   const std::vector<float> x_nwc = to_nwc(x);
   std::vector<float> y(static_cast<size_t>(c.n * w_out * c.co), -1.0f);
@@ -62,8 +63,22 @@ std::vector<float> run_winograd(const Case& c, int tile, int threads, const Tens
   return y;
 }
 
-TEST(CpuConvWinograd, MatchesReferenceAtEveryTileSizeWithTheSameBitsAtAnyThreadCount) {
-  if (!cpu::Winograd1d::available()) GTEST_SKIP() << "this CPU has no AVX-512F: the Winograd kernels are not built for it";
+// Every instruction set this processor runs: the portable kernels, and each vector one up to
+// the host's (an AVX-512 host also runs the AVX2 kernels).
+std::vector<cpu::Isa> runnable_isas() {
+  std::vector<cpu::Isa> isas = {cpu::Isa::Portable};
+  const cpu::Isa host = cpu::detected_isa();
+  if (host == cpu::Isa::Neon) isas.push_back(host);
+  if (host == cpu::Isa::Avx2 || host == cpu::Isa::Avx512) isas.push_back(cpu::Isa::Avx2);
+  if (host == cpu::Isa::Avx512) isas.push_back(cpu::Isa::Avx512);
+  else if (static bool said = false; !said && (said = true))
+    std::cout << "[   NOTE   ] no AVX-512F here: the AVX-512 Winograd kernels are not run by this test\n";
+  return isas;
+}
+
+// Each ISA's kernels against the reference, and bit for bit against each other: per output they
+// perform the same operations in the same order (conv_winograd_kernels.h), whatever the width.
+TEST(CpuConvWinograd, MatchesReferenceAtEveryTileSizeWithTheSameBitsAtAnyThreadCountAndOnEveryIsa) {
   const Case cases[] = {
       {1, 72, 144, 1024, 5, 1, 2, 2},  // the flow's in_layer: several chunks, 48-channel panels
       {2, 5, 40, 61, 4, 2, 3, 1},      // groups of 3 + 1 taps; 16-channel panels, the last one half used
@@ -88,14 +103,15 @@ TEST(CpuConvWinograd, MatchesReferenceAtEveryTileSizeWithTheSameBitsAtAnyThreadC
     const Shape& out = want[0].shape();
     for (int tile : {2, 3, 4}) {
       std::vector<float> first;
-      for (int threads : {1, 2, 3}) {
-        const std::string what = describe(c, tile, threads);
-        const std::vector<float> got = run_winograd(c, tile, threads, x, w, b, out[2]);
-        expect_outputs_match({from_nwc(got, out)}, want, c.ci * c.k + 1, what, kCpuRelL2, kCpuAbsPerTerm);
-        if (first.empty()) first = got;
-        else
-          EXPECT_TRUE(first == got) << what << ": bits differ from 1 thread";
-      }
+      for (cpu::Isa isa : runnable_isas())
+        for (int threads : {1, 2, 3}) {
+          const std::string what = describe(c, tile, threads) + " isa " + cpu::isa_name(isa);
+          const std::vector<float> got = run_winograd(c, tile, threads, x, w, b, out[2], isa);
+          expect_outputs_match({from_nwc(got, out)}, want, c.ci * c.k + 1, what, kCpuRelL2, kCpuAbsPerTerm);
+          if (first.empty()) first = got;
+          else
+            EXPECT_TRUE(first == got) << what << ": bits differ from the portable kernels at 1 thread";
+        }
     }
   }
 }
@@ -104,7 +120,8 @@ TEST(CpuConvWinograd, MatchesReferenceAtEveryTileSizeWithTheSameBitsAtAnyThreadC
 // runs it as Winograd1d. Checked against the reference at 1-3 threads and, bit for bit, against
 // the kernel run by hand on the tapped input.
 TEST(CpuConvWinograd, GraphPathPicksItAndMatchesTheKernelBitForBit) {
-  if (!cpu::Winograd1d::available()) GTEST_SKIP() << "this CPU has no AVX-512F: the Winograd kernels are not built for it";
+  if (!cpu::Winograd1d::available())
+    GTEST_SKIP() << "this CPU has no vector FMA (AVX2, AVX-512F or NEON): the graph keeps oneDNN for these convs";
   const Case c{1, 64, 96, 200, 5, 2, 4, 4};
   ir::Graph g;
   test::GraphBuilder gb(g);
@@ -147,7 +164,8 @@ TEST(CpuConvWinograd, GraphPathPicksItAndMatchesTheKernelBitForBit) {
 // A conv straight from a planar graph input to a planar graph output takes the kernel too,
 // through channels-last copies: the same bits as the kernel by hand, and the reference's values.
 TEST(CpuConvWinograd, PlanarGraphInputAndOutputGoThroughTheKernel) {
-  if (!cpu::Winograd1d::available()) GTEST_SKIP() << "this CPU has no AVX-512F: the Winograd kernels are not built for it";
+  if (!cpu::Winograd1d::available())
+    GTEST_SKIP() << "this CPU has no vector FMA (AVX2, AVX-512F or NEON): the graph keeps oneDNN for these convs";
   const Case c{2, 40, 48, 77, 7, 1, 3, 3};
   const Tensor x = random_tensor({c.n, c.ci, c.w_in}, 4501);
   const Tensor w = random_tensor({c.co, c.ci, c.k}, 4502, DType::Float32, -0.3f, 0.3f);
