@@ -23,6 +23,7 @@
 #include "backends/cpu/conv_winograd.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/isa.h"
 #include "backends/cpu/layout.h"
 #include "backends/cpu/onednn_impl.h"
 #include "backends/cpu/profile.h"
@@ -233,6 +234,10 @@ class ConvKernel final : public Kernel {
   std::string implementation() const override { return "onednn:" + impl_; }
   // Whether oneDNN picked one of its reference loops (make_conv_kernel then takes another kernel).
   bool reference() const { return is_reference_impl(impl_); }
+  // Whether lockstep's GEMM convolution beats oneDNN's pick for a 1-D conv (onednn_impl.h).
+  bool slow_for_1d() const {
+    return is_slow_conv1d_impl(impl_, host_has_avx2());
+  }
 
   void bind_workspace(std::byte* base) override {
     src_mem_ = reorder_src_ ? memory(src_d_, engine_, base + src_off_) : x_mem_;
@@ -384,9 +389,10 @@ KernelPtr make_conv_kernel(CompileContext& ctx, const ir::Node& node) {
   if (KernelPtr winograd = make_winograd_conv(ctx, node)) return winograd;
   const size_t workspace = ctx.workspace_bytes;
   auto onednn = std::make_unique<ConvKernel>(ctx, node);
-  if (!onednn->reference()) return onednn;
-  // Never oneDNN's reference loops: our GEMM convolution covers every 1-D Conv. What is left
-  // (N-D convs, 1-D ConvTranspose outside the polyphase rule) keeps it, and reports it.
+  if (!onednn->reference() && !onednn->slow_for_1d()) return onednn;
+  // Never oneDNN's reference loops (nor its slow 1-D picks): our GEMM convolution covers every
+  // 1-D Conv. What is left (N-D convs, 1-D ConvTranspose outside the polyphase rule) keeps
+  // oneDNN's kernel, and reports it.
   const size_t onednn_workspace = ctx.workspace_bytes;
   ctx.workspace_bytes = workspace;
   if (KernelPtr gemm = make_gemm_conv(ctx, node)) return gemm;

@@ -4,6 +4,7 @@
 // have any). Channels-last windows are contiguous, so a tile is a pointer offset.
 #include "backends/cpu/conv_tiling.h"
 
+#include "backends/cpu/isa.h"
 #include "backends/cpu/onednn_impl.h"
 
 #include <algorithm>
@@ -104,9 +105,10 @@ TiledConv1d::TiledConv1d(dnnl::engine& engine, const Conv1dShape& shape, bool bi
                        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                        src_d, w_d, dst_d, {s_.stride}, {s_.dilation}, {geo.pad_l}, {geo.pad_r});
     dnnl::convolution_forward::primitive_desc pd(d, attr, engine);
-    // A reference-loop implementation would be far slower than the whole-axis primitive.
+    // A reference loop (or a slow pick, onednn_impl.h) would be far slower than the whole-axis
+    // primitive or lockstep's GEMM convolution, which then runs instead.
     impl_ = pd.impl_info_str();
-    if (is_reference_impl(impl_)) {
+    if (is_slow_conv1d_impl(impl_, host_has_avx2())) {
       geometries_.clear();
       return;
     }

@@ -18,6 +18,7 @@
 #include "backends/cpu/conv_gemm.h"
 #include "backends/cpu/conv_tiling.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/isa.h"
 #include "backends/cpu/onednn_impl.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/profile.h"
@@ -121,7 +122,8 @@ class PolyphaseKernel final : public Kernel {
                                                      src_d, w_any, dst_d, {1}, {0}, {J - 1}, {J - 1});
         dnnl::convolution_forward::primitive_desc pd(d, attr, engine_);
         impl_ = std::string("onednn:") + pd.impl_info_str();
-        if (is_reference_impl(pd.impl_info_str())) {  // our GEMM convolution instead (conv_gemm.h)
+        if (is_slow_conv1d_impl(pd.impl_info_str(), host_has_avx2())) {
+          // our GEMM convolution instead (conv_gemm.h)
           gemm_.emplace(GemmConv1dShape{.n = p.n, .ci = p.ci, .co = oc, .w_in = p.in_w, .w_out = p.groups, .k = J,
                                         .pad_begin = J - 1, .x_nwc = true, .y_nwc = true},
                         wc.data(), b ? bias_.data() : nullptr, ctx.threads);

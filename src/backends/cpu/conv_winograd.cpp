@@ -30,9 +30,14 @@ namespace {
 constexpr int64_t kMaxBlocksPerChunk = 8;
 // A chunk's transformed input stays within L2 next to the weights it meets.
 constexpr int64_t kMaxChunkFloats = 64 * 1024;
-// Below this many input and output channels the transforms cost more than the products save
-// (A/B against oneDNN's brgconv in docs/cpu.md); LOCKSTEP_CPU_WINOGRAD=all lifts it (tests).
-int64_t min_channels(int tile) { return tile == 2 ? 48 : 32; }
+// Below this many input and output channels the transforms cost more than the products save:
+// against oneDNN's AVX-512 brgconv from 32 (48 for m = 2); on AVX2 and NEON oneDNN 2.6 has no
+// fast channels-last kernel (SSE4.1 JIT or im2col at 1.5-9 GFLOP/s for 8-32 channels, where the
+// AVX2 kernels run 30-85), so from 8 there (docs/cpu.md). LOCKSTEP_CPU_WINOGRAD=all lifts it.
+int64_t min_channels(int tile, Isa isa) {
+  if (isa == Isa::Avx512) return tile == 2 ? 48 : 32;
+  return 8;
+}
 
 // LOCKSTEP_CPU_WINOGRAD: 0 turns the kernel off; 2, 3 or 4 picks m; "all" (m = 4) also lifts
 // the channel minimum. Unset: m = 4 with the minimum.
@@ -236,7 +241,7 @@ class WinogradConvKernel final : public Kernel {
 int winograd_tile(int64_t ci, int64_t co, int64_t k) {
   const Setting use = setting();
   if (!use.on || !Winograd1d::available() || k < 2) return 0;
-  if (!use.all_sizes && std::min(ci, co) < min_channels(use.tile)) return 0;
+  if (!use.all_sizes && std::min(ci, co) < min_channels(use.tile, active_isa())) return 0;
   return use.tile;
 }
 

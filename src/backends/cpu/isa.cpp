@@ -41,6 +41,8 @@ std::optional<Isa> parse_isa(const std::string& name) {
 
 bool isa_has_fma_vectors(Isa isa) { return isa != Isa::Portable; }
 
+bool host_has_avx2() { return active_isa() == Isa::Avx2 || active_isa() == Isa::Avx512; }
+
 namespace {
 
 // x86 levels and NEON do not compare: a cap from the other architecture leaves only Portable.

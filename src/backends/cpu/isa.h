@@ -18,6 +18,8 @@ Isa detected_isa();
 Isa active_isa();
 const char* isa_name(Isa isa);
 std::optional<Isa> parse_isa(const std::string& name);
+// Whether the active ISA is AVX2 or AVX-512 (oneDNN's SSE4.1 kernels are then a slow pick).
+bool host_has_avx2();
 // Whether `isa` has a fused multiply-add vector kernel (the Winograd and GEMM paths pay only then).
 bool isa_has_fma_vectors(Isa isa);
 

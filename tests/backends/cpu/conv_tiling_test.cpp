@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "backends/cpu/cpu_test_util.h"
+#include "backends/cpu/isa.h"
 #include "backends/cpu/layout.h"
 #include "backends/cpu/onednn_impl.h"
 #include "support/graph_check.h"
@@ -99,8 +100,9 @@ TEST(CpuConvTiling, TilesOnlyLongAxes) {
   EXPECT_FALSE(cpu::TiledConv1d(engine, s, true).tiled());
   s.w_in = s.w_out = L + 1;
   const cpu::TiledConv1d tiles(engine, s, true);
-  // Untiled only where oneDNN has nothing but its reference loop for channels-last data.
-  EXPECT_TRUE(tiles.tiled() || cpu::is_reference_impl(tiles.implementation())) << tiles.implementation();
+  // Untiled only where oneDNN has nothing but a reference loop or a slow pick (onednn_impl.h).
+  EXPECT_TRUE(tiles.tiled() || cpu::is_slow_conv1d_impl(tiles.implementation(), cpu::host_has_avx2()))
+      << tiles.implementation();
 }
 
 TEST(CpuConvTiling, LongConvMatchesReference) {
@@ -133,11 +135,11 @@ TEST(CpuConvTiling, LongConvMatchesReference) {
                                   .dilation = c.dilation - 1,
                                   .pad_begin = c.pad_begin},
                                  true);
-    // Tiles need a oneDNN kernel for channels-last data other than its reference loop (brgconv
-    // on AVX-512; on AVX2 only some shapes have one). Without one the whole-axis conv or
+    // Tiles need a fast oneDNN kernel for channels-last data (brgconv on AVX-512; on AVX2 it has
+    // only SSE4.1, im2col or reference ones for many shapes: onednn_impl.h). Without one the whole-axis conv or
     // lockstep's GEMM conv runs, and the numbers below are checked all the same.
     if (!tiles.tiled()) {
-      EXPECT_TRUE(cpu::is_reference_impl(tiles.implementation()))
+      EXPECT_TRUE(cpu::is_slow_conv1d_impl(tiles.implementation(), cpu::host_has_avx2()))
           << describe(c) << ": not tiled although oneDNN offers " << tiles.implementation();
       std::cout << "[   NOTE   ] " << describe(c) << ": not tiled on this CPU (oneDNN's channels-last kernel is "
                 << tiles.implementation() << "); the conv is still checked against the reference\n";
