@@ -7,9 +7,11 @@ cd "$(dirname "$0")/../.."
 B=${BUILD:-build-cuda}
 P=build-gpurun
 cmake -S . -B "$B" -G Ninja -DLOCKSTEP_CUDA=ON >/dev/null
-ninja -C "$B" -j2 lockstep lockstep_bench tests/lockstep_gpu_tests
+# CPU_TESTS=1 also packs the CPU test suite and the conv bench (run_gpu.sh's "cputests" step).
+extra=(); [ "${CPU_TESTS:-0}" = 1 ] && extra=("$B/tests/lockstep_tests" "$B/lockstep_conv_bench")
+ninja -C "$B" -j2 lockstep lockstep_bench tests/lockstep_gpu_tests ${extra[@]+"${extra[@]#$B/}"}
 rm -rf "$P" && mkdir -p "$P"
-mkdir -p /tmp/gpupkg_bin/bin && for f in "$B/lockstep" "$B/lockstep_bench" "$B/tests/lockstep_gpu_tests"; do strip -o "/tmp/gpupkg_bin/bin/$(basename "$f")" "$f"; done
+mkdir -p /tmp/gpupkg_bin/bin && for f in "$B/lockstep" "$B/lockstep_bench" "$B/tests/lockstep_gpu_tests" ${extra[@]+"${extra[@]}"}; do strip -o "/tmp/gpupkg_bin/bin/$(basename "$f")" "$f"; done
 tar -C /tmp/gpupkg_bin -cJf "$P/bin.tar.xz" bin  # run_gpu.sh unpacks it
 L=/lib/x86_64-linux-gnu
 libs=(libdnnl.so.2 libgomp.so.1 libOpenCL.so.1)
@@ -22,7 +24,14 @@ for lib in "${libs[@]}"; do p=$(ldd /tmp/gpupkg_bin/bin/lockstep | awk -v l="$li
 tar -C /tmp/gpupkg -cJf "$P/libs.tar.xz" libs
 rm -rf /tmp/gpupkg /tmp/gpupkg_bin
 D=/tmp/gpudata && rm -rf $D && mkdir -p $D/models $D/node $D/tools
-for m in vits_seed_174 vits_seed_flow_T1024 vits_seed_dec_T256; do cp ../shared/models/$m.* $D/models/; done
+models=(vits_seed_174 vits_seed_flow_T1024 vits_seed_dec_T256)
+# The low decoder (35 MB of weights) travels in a call of its own: LOW_DEC=1 packs it into
+# build-gpulowdec/ (carry it, copy it to /tmp there; run_gpu.sh unpacks /tmp/build-gpulowdec).
+if [ "${LOW_DEC:-0}" = 1 ]; then
+  rm -rf build-gpulowdec && mkdir -p build-gpulowdec
+  tar -C ../shared/models -cJf build-gpulowdec/lowdec.tar.xz $(cd ../shared/models && ls vits_low_dec_T128.*)
+fi
+for m in "${models[@]}"; do cp ../shared/models/$m.* $D/models/; done
 python3 - "$D/node" <<'PY'
 import os, re, shutil, sys, onnx
 ops = set(re.findall(r'LOCKSTEP_OP\(\w+, "(\w+)"', open("src/ir/ops.inc").read())) | {"Constant"}

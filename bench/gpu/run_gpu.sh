@@ -13,6 +13,8 @@ STEPS=${STEPS:-tests check bench}
 mkdir -p "$OUT" /tmp/gpurun
 tar -C /tmp/gpurun -xJf "$PKG/libs.tar.xz"
 tar -C /tmp/gpurun -xJf "$PKG/data.tar.xz"
+# The low decoder, carried by an earlier call (package.sh LOW_DEC=1) when it is wanted.
+[ -f /tmp/build-gpulowdec/lowdec.tar.xz ] && tar -C /tmp/gpurun/models -xJf /tmp/build-gpulowdec/lowdec.tar.xz
 # The binaries, xz-packed by package.sh (the carried folder stays under the 64 MiB limit).
 BIN=$PKG
 if [ -f "$PKG/bin.tar.xz" ]; then tar -C /tmp/gpurun -xJf "$PKG/bin.tar.xz" && BIN=/tmp/gpurun/bin; fi
@@ -48,9 +50,10 @@ tools)
     timeout 240 "$BIN/lockstep" determinism $M/vits_seed_dec_T256.onnx --backend cuda --runs 8 --inputs $M/vits_seed_dec_T256.z_p.npy $M/vits_seed_dec_T256.y_mask.npy | tail -14
   } 2>&1 | tee "$OUT/tools.log" ;;
 cpu)
-  # lockstep CPU vs ONNX Runtime CPU on this machine's cores, side by side (bench/run_cpu.py).
+  # lockstep CPU vs ONNX Runtime CPU on this machine's cores, side by side (bench/run_cpu.py);
+  # CPU_ARGS adds flags, e.g. "--default --variant avx2=LOCKSTEP_CPU_ISA=avx2".
   for t in ${CPU_THREADS:-16 2}; do
-    timeout 300 python3 bench/run_cpu.py --threads $t --rounds 3 --build "$BIN" --models $M --ort-run /tmp/gpurun/tools/ort_run.py
+    timeout 300 python3 bench/run_cpu.py --threads $t --rounds 3 --build "$BIN" --models $M --ort-run /tmp/gpurun/tools/ort_run.py ${CPU_ARGS:-}
   done 2>&1 | tee "$OUT/cpu.log" ;;
 scaling)
   # Issue 6 scaling: lockstep cuda vs eager fp32 over frames 128..8192 (batch 1) and batch 1,4,16 (1024
@@ -72,6 +75,25 @@ ncu)
     --section MemoryWorkloadAnalysis --section SchedulerStats --section LaunchStats \
     "$BIN/lockstep_bench" $S.onnx --backend cuda --inputs $S.z_p.npy $S.y_mask.npy --runs 1 --warmup 0 > "$OUT/ncu.txt" 2>&1
   grep -E "^  [a-z_0-9]+.*\(|Duration|Warp Cycles Per Issued|Issue Slots Busy|Achieved Occupancy|Memory Throughput|Compute \(SM\)" "$OUT/ncu.txt" | head -80 ;;
+cputests)
+  # The CPU test suite on this machine's AVX-512 cores, then capped to AVX2 (LOCKSTEP_CPU_ISA caps
+  # lockstep's kernels and oneDNN): issue 20's "passes on an AVX2-only and an AVX-512 host". Needs
+  # lockstep_tests packed (CPU_TESTS=1 bash bench/gpu/package.sh). The tests find the CLI and the
+  # sources at the paths compiled in (/work/main, /work/main/build): linked here when absent.
+  [ -e /work/main ] || ln -s "$PWD" /work/main
+  [ -e /work/main/build/lockstep ] || { mkdir -p /work/main/build && ln -sf "$BIN"/* /work/main/build/; }
+  for cap in host avx2; do
+    env=(); [ $cap = avx2 ] && env=(LOCKSTEP_CPU_ISA=avx2)
+    for i in $(seq 0 7); do
+      env "${env[@]}" GTEST_TOTAL_SHARDS=8 GTEST_SHARD_INDEX=$i OMP_NUM_THREADS=2 timeout ${CPU_TESTS_TIMEOUT:-420} \
+        "$BIN/lockstep_tests" --gtest_brief=1 > /tmp/gpurun/cpu_tests_$cap.$i.log 2>&1 &
+    done; wait
+    cat /tmp/gpurun/cpu_tests_$cap.*.log > "$OUT/cpu_tests_$cap.log"
+    echo "## CPU tests, ISA $cap: $(grep -h "PASSED" /tmp/gpurun/cpu_tests_$cap.*.log | awk '{s+=$4} END {print s}') passed," \
+         "$(grep -h "tests, listed below" /tmp/gpurun/cpu_tests_$cap.*.log | awk '{s+=$3} END {print s+0}') failed," \
+         "$(grep -h "SKIPPED \]" /tmp/gpurun/cpu_tests_$cap.*.log | grep -c "tests\?," ) shards with skips"
+    grep -h "^\[  FAILED  \]\|SKIPPED \] cap\|NOTE" /tmp/gpurun/cpu_tests_$cap.*.log | sort | uniq | head -30
+  done 2>&1 | tee "$OUT/cpu_tests.log" ;;
 probe)
   [ -x "$BIN/conv3xtf32_probe" ] && timeout 120 "$BIN/conv3xtf32_probe" 2>&1 | tee "$OUT/probe.log" ;;
 bench)
