@@ -7,6 +7,7 @@
 #include "backends/cpu/conv_narrow.h"
 #include "backends/cpu/conv1d_geometry.h"
 #include "backends/cpu/epilogue.h"
+#include "backends/cpu/simd/target.h"
 
 namespace lockstep::cpu {
 
@@ -47,7 +48,7 @@ struct Geometry {
 
 // Outputs [p0, p1) of one output channel: `x` is one batch item's channels-last rows, `w` the
 // channel's weights [t][c]. One function per clone so that the dot products inline.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+LOCKSTEP_X86_CLONES
 void narrow_rows(const Geometry& g, const float* x, const float* w, float bias, float* out, int64_t p0, int64_t p1) {
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t first = p - g.pad;  // input position of tap 0

@@ -15,3 +15,12 @@
 #define LOCKSTEP_TARGET_AVX512_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx2,fma\")")
 #define LOCKSTEP_TARGET_END _Pragma("GCC pop_options")
 #endif
+
+// One function built for x86-64-v4, x86-64-v3 and baseline, picked at load time (GCC/clang
+// target_clones), for loops the compiler vectorizes itself. Elsewhere (arm64: NEON is baseline)
+// a plain function.
+#if defined(__x86_64__) || defined(_M_X64)
+#define LOCKSTEP_X86_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define LOCKSTEP_X86_CLONES
+#endif
