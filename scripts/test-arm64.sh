@@ -98,9 +98,54 @@ cmake --build "$BUILD" -j "$JOBS" --target lockstep lockstep_tests
 
 # --- 4. tests under qemu -------------------------------------------------------------------
 step "CPU tests under qemu-aarch64-static (QEMU_CPU=$QEMU_CPU)"
-export QEMU_LD_PREFIX="$SYSROOT"   # for running build-arm64/lockstep by hand too
-[ -x .venv/bin/python3 ] && export PATH="$ROOT/.venv/bin:$PATH"
+# ctest starts each test through the emulator (cmake/aarch64-linux-gnu.cmake), and the tests
+# start the CLI through it too (LOCKSTEP_CLI, tests/CMakeLists.txt). These two serve everything
+# else: a guest process that starts an arm64 binary itself (binfmt_misc), and a by-hand run of
+# build-arm64/lockstep.
+export QEMU_LD_PREFIX="$SYSROOT"
+[ -x .venv/bin/python3 ] && export PATH="$ROOT/.venv/bin:$PATH"   # onnx, onnxruntime (scripts/setup.sh)
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
-EXCLUDE="${LOCKSTEP_ARM64_EXCLUDE:-}"
-ctest --test-dir "$BUILD" -L cpu ${EXCLUDE:+-E "$EXCLUDE"} --output-on-failure -j "$JOBS" "$@"
-step "done"
+# Under emulation a spinning OpenMP worker burns what the other test process needs (docs/cpu.md,
+# "Known weak spots"); sleeping waits change no result.
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
+
+# Not run here (docs/cpu.md, "arm64"). Every CPU kernel family and the ONNX node conformance
+# suite run; left out are the slowest model-level and tool sweeps: they exercise the float64
+# reference interpreter and the bisect/reduce/report tools over whole models, portable code the
+# x86 CI runs in full, and take minutes each under qemu. The CPU backend's own model checks
+# (CpuSharedModels, CpuLayout, CpuFastPaths, SeedFlow, Determinism) stay. Times: one test under
+# qemu on this 2-core host, quiet (q) or with another build running (l).
+SLOW=(
+  '^Models/BisectModelTest\.'                         # bisection sweeps over the shared models: > 600 s each (l)
+  '^BisectPasses\.(PlantedFaultyApplicationIsNamedExactly|CleanPipelineAgrees)$'   # > 600 s, 53 s (l)
+  '^ExternalBisect\.(NamesEachPlantedNodeOfTheDefaultInProcess|RunnerAsReferenceSideAndJson|CleanCpuRunnerAgreesInOneRun)$'  # > 600, 292, 88 s (l)
+  '^Bisect\.(StaleValueFromAnotherRunIsLocal|BadArgumentsAreClearErrors|ReportsCarryEveryRow)$'  # 61, 32, 46 s (q)
+  '^CliDiffTest\.BisectCleanCpuAgreesInEveryFormat$'  # 88 s (q)
+  '^Reduce\.(WritesTheDivergentNodeAloneAndItStillDiverges|SyntheticWeightsLeaveNoOriginalBytesAndStillDiverge)$'  # 89, 80 s (l)
+  '^ReportHtml\.'                                     # a bisection rendered in the host's chromium: 151 s (l)
+  '^SharedModels/PreserveReference\.'                 # the reference after every pass, per model: 64 to > 600 s (l)
+  '^Models/ReferenceSharedModels\..*"vits_(seed_dec_T256|low_dec_T128)"$'  # float64 reference on the decoders: 133, 174 s (l)
+  '^Models/OrtBisect\.'                               # bisection against ONNX Runtime over the shared models: minutes each
+  '^SeedFlow\.ReferenceOutputIsFiniteAndDeterministic$'                  # float64 reference, twice: 30 s (q)
+  '^Backends/Concurrency\.ConcurrentRunsGiveSequentialBits/"reference"$'  # 66 s (l); the cpu case runs
+)
+EXCLUDE="$(IFS='|'; echo "${SLOW[*]}")"
+# Tests whose lockstep process starts an arm64 binary itself (check's and determinism's fresh
+# worker processes, a CLI killed mid-run): the kernel runs that through qemu only with a
+# binfmt_misc entry for aarch64 (Debian registers one when qemu-user-static is installed on a
+# machine with systemd; containers usually have none). Without one they are left out, by name.
+SPAWN='^CliTest\.Check|^CliDiffTest\.DeterminismCleanCpuPasses$|^RobustOutput\.SigkillMidRunLeavesNoPartialFile$'
+if "$BUILD/lockstep" --help >/dev/null 2>&1; then
+  echo "test-arm64: binfmt_misc runs arm64 binaries: the self-spawning CLI tests run too"
+else
+  echo "test-arm64: NOTE no binfmt_misc entry for aarch64: skipping the tests that start arm64 processes" \
+       "from inside the guest ($SPAWN)"
+  EXCLUDE="$EXCLUDE|$SPAWN"
+fi
+EXCLUDE="${LOCKSTEP_ARM64_EXCLUDE:-$EXCLUDE}"
+echo "test-arm64: ctest -L cpu -E '$EXCLUDE'"
+ctest --test-dir "$BUILD" -L cpu -E "$EXCLUDE" --output-on-failure -j "$JOBS" "$@"
+# Each conformance case is its own process; the suite's count once, as scripts/test.sh does.
+qemu-aarch64-static -cpu "$QEMU_CPU" "$BUILD/tests/lockstep_tests" --gtest_filter='Node/OnnxNodeTest.*' 2>/dev/null |
+  grep "ONNX node conformance" || true
+step "done: arm64 build and CPU tests passed"

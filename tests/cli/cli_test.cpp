@@ -17,7 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kBinary = LOCKSTEP_BINARY_DIR "/lockstep";
+const std::string kBinary = LOCKSTEP_CLI;  // the binary, or the emulator and the binary
 const std::string kModel = LOCKSTEP_SOURCE_DIR "/../shared/models/vits_seed_174";
 constexpr double kCpuRelL2 = diff::kAgreeRelL2;  // the project's pass line against the oracle
 
@@ -183,7 +183,7 @@ class CliDefaultTest : public ::testing::Test {
   std::string dir_ = (std::filesystem::temp_directory_path() / ("lockstep_cli_default_" + std::to_string(::getpid()))).string();
   void TearDown() override { std::filesystem::remove_all(dir_); }
   int run(const std::string& args) {
-    int status = std::system((LOCKSTEP_BINARY_DIR "/lockstep " + args + " >/dev/null 2>&1").c_str());
+    int status = std::system((kBinary + " " + args + " >/dev/null 2>&1").c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
   }
 };

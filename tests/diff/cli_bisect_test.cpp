@@ -15,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kBinary = LOCKSTEP_BINARY_DIR "/lockstep";
+const std::string kBinary = LOCKSTEP_CLI;  // the binary, or the emulator and the binary
 
 struct Result {
   int rc = -1;

@@ -19,7 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kBinary = LOCKSTEP_BINARY_DIR "/lockstep";
+const std::string kBinary = LOCKSTEP_CLI;  // the binary, or the emulator and the binary
 constexpr int64_t kFrames = 128;  // the default's topology, short: fast reference traces
 
 struct Result {
