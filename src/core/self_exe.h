@@ -1,6 +1,6 @@
 // The path of the running executable, for commands that re-run themselves in fresh processes
-// (check, determinism). Linux reads /proc/self/exe; macOS asks dyld; elsewhere argv[0]'s
-// resolution is the caller's fallback.
+// (check, determinism). Linux reads /proc/self/exe; macOS asks dyld. Elsewhere, and on Linux
+// without /proc, it throws: those commands then say why they cannot start their workers.
 #pragma once
 
 #include <string>

@@ -16,11 +16,10 @@
 #include <thread>
 
 #include "core/atomic_file.h"
+#include "core/environ.h"
 #include "core/npy.h"
 #include "lockstep/lockstep.h"
 #include "onnx/import.h"
-
-extern char** environ;
 
 namespace lockstep::diff {
 
@@ -229,7 +228,7 @@ SpawnResult spawn_command(const std::string& command, const std::vector<std::str
 
   auto start = std::chrono::steady_clock::now();
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv.data(), environ);
+  int rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv.data(), process_environment());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0)

@@ -29,7 +29,12 @@ std::string shared_models_dir() {
   return dir && *dir ? dir : LOCKSTEP_SOURCE_DIR "/../shared/models";
 }
 std::string shared_model(const std::string& stem) { return shared_models_dir() + "/" + stem + ".onnx"; }
-std::string onnx_node_data_dir() { return "/usr/share/libonnx-testdata/data/node"; }
+// Debian's libonnx-testdata; LOCKSTEP_ONNX_NODE_DATA_DIR points elsewhere (e.g. the onnx wheel's
+// onnx/backend/test/data/node on a Mac).
+std::string onnx_node_data_dir() {
+  const char* dir = std::getenv("LOCKSTEP_ONNX_NODE_DATA_DIR");
+  return dir && *dir ? dir : "/usr/share/libonnx-testdata/data/node";
+}
 
 std::string temp_dir() {
   static TempDir dir;

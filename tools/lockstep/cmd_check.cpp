@@ -20,6 +20,7 @@
 #include "capture.h"
 #include "commands.h"
 #include "core/atomic_file.h"
+#include "core/environ.h"
 #include "core/hash.h"
 #include "core/npy.h"
 #include "diff/metrics.h"
@@ -27,8 +28,6 @@
 #include "progress.h"
 #include "table.h"
 #include "zoo/seed_flow.h"
-
-extern char** environ;
 
 namespace lockstep::cli {
 namespace {
@@ -76,7 +75,7 @@ int spawn_worker(const std::vector<std::string>& args, const std::string& log) {
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), environ);
+  int rc = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), process_environment());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw Error(ErrorCode::Io, "cannot start a worker process: " + std::string(std::strerror(rc)));
   int status = 0;

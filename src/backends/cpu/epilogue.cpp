@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "backends/cpu/target_clones.h"
 #include "backends/cpu/vector_math.h"
 
 namespace lockstep::cpu {
@@ -92,7 +93,7 @@ float apply_binary(Op op, float a, float b) {
 }
 #undef LOCKSTEP_UNARY_LOOP
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+LOCKSTEP_X86_64_CLONES
 void unary_to(Op op, float alpha, const float* x, int64_t x_stride, float* out, int64_t n) {
   unary_loop(op, alpha, x, x_stride, out, n);
 }
@@ -119,7 +120,7 @@ void unary_inplace(Op op, float alpha, float* acc, int64_t n) { unary_to(op, alp
 }
 #undef LOCKSTEP_BINARY_LOOP
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+LOCKSTEP_X86_64_CLONES
 void binary_to(Op op, const float* a, int64_t a_stride, const float* b, int64_t b_stride, float* out, int64_t n) {
   // Specialise the common strides so the vectorizer sees unit or zero strides.
   if (a_stride == 1 && b_stride == 1) binary_loop(op, a, 1, b, 1, out, n);
@@ -128,12 +129,12 @@ void binary_to(Op op, const float* a, int64_t a_stride, const float* b, int64_t 
   else binary_loop(op, a, a_stride, b, b_stride, out, n);
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+LOCKSTEP_X86_64_CLONES
 void unary_rows(Op op, float alpha, const float* x, int64_t x_pitch, float* out, int64_t rows, int64_t n) {
   for (int64_t r = 0; r < rows; ++r) unary_loop(op, alpha, x + r * x_pitch, 1, out + r * n, n);
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+LOCKSTEP_X86_64_CLONES
 void binary_rows(Op op, const float* a, int64_t a_pitch, int64_t a_stride, const float* b, int64_t b_pitch,
                  int64_t b_stride, float* out, int64_t rows, int64_t n) {
   for (int64_t r = 0; r < rows; ++r) {

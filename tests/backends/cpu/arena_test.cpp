@@ -70,6 +70,13 @@ int count_unreferenced(const ir::Graph& g) {
   return count;
 }
 
+// mincore's vector is unsigned char on Linux, char on macOS (bit 0 is "resident" on both).
+#if defined(__APPLE__)
+using MincoreByte = char;
+#else
+using MincoreByte = unsigned char;
+#endif
+
 // Arena pages resident in memory (written or read since the mapping was made).
 size_t resident_pages(const Executable& exe) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -77,10 +84,10 @@ size_t resident_pages(const Executable& exe) {
   const size_t bytes = static_cast<size_t>(cpu::arena_bytes(exe));
   EXPECT_EQ(begin % page, 0u) << "a mapped arena starts on a page";
   const size_t pages = (bytes + page - 1) / page;
-  std::vector<unsigned char> in_core(pages, 0);
+  std::vector<MincoreByte> in_core(pages, 0);
   EXPECT_EQ(mincore(reinterpret_cast<void*>(begin), bytes, in_core.data()), 0);
   size_t resident = 0;
-  for (unsigned char p : in_core) resident += p & 1;
+  for (MincoreByte p : in_core) resident += p & 1;
   return resident;
 }
 
