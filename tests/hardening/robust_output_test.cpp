@@ -90,8 +90,9 @@ TEST(RobustOutput, SigkillMidRunLeavesNoPartialFile) {
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) ++finished;
     for (const auto& e : fs::directory_iterator(out)) {
       const std::string name = e.path().filename().string();
-      if (no_temporaries)
+      if (no_temporaries) {
         EXPECT_EQ(name.find(".tmp"), std::string::npos) << "stray temporary " << name << " after " << delay_ms << " ms";
+      }
       if (name.find(".tmp") != std::string::npos) continue;
       if (e.path().extension() == ".npy") EXPECT_NO_THROW(read_npy(e.path().string())) << name << " is partial";
     }
