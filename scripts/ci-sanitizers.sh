@@ -4,7 +4,8 @@
 # ASan + UBSan, libFuzzer targets; protobuf-lite from Debian's source package and GoogleTest
 # from /usr/src/googletest compiled with libc++ in the build folder), runs the CPU
 # unit/conformance tests under it, a short soak under LeakSanitizer, then each fuzzer for
-# FUZZ_SECONDS (default 60) from seed corpora made here. Budget on 2 cores: about 25 minutes.
+# FUZZ_SECONDS (default 60) from seed corpora made here. Budget on 2 idle cores: about 30
+# minutes, ~4 of them for libc++ (docs/macos.md has the measurements).
 # Environment knobs:
 #   FUZZ_SECONDS=60  FUZZ_SEED=<n> (default: time-based, printed)  SOAK_CYCLES=30
 #   ASAN_CTEST_EXCLUDE=<regex of ctest names to skip under ASan>  LOCKSTEP_SKIP_APT=1
