@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Sanitizer and fuzzing step of CI (docs/security.md): builds the `asan` preset (clang-14,
-# ASan + UBSan, libFuzzer targets), runs the CPU unit/conformance tests under it, a short soak
-# under LeakSanitizer, then each fuzzer for FUZZ_SECONDS (default 60) from seed corpora made
-# here. Budget on 2 cores: about 25 minutes. Environment knobs:
+# Sanitizer and fuzzing step of CI (docs/security.md), and CI's clang + libc++ build (the
+# stand-in for Apple clang, docs/macos.md): builds the `asan` preset (clang-14 with libc++,
+# ASan + UBSan, libFuzzer targets; protobuf-lite from Debian's source package and GoogleTest
+# from /usr/src/googletest compiled with libc++ in the build folder), runs the CPU
+# unit/conformance tests under it, a short soak under LeakSanitizer, then each fuzzer for
+# FUZZ_SECONDS (default 60) from seed corpora made here. Budget on 2 idle cores: about 30
+# minutes, ~4 of them for libc++ (docs/macos.md has the measurements).
+# Environment knobs:
 #   FUZZ_SECONDS=60  FUZZ_SEED=<n> (default: time-based, printed)  SOAK_CYCLES=30
 #   ASAN_CTEST_EXCLUDE=<regex of ctest names to skip under ASan>  LOCKSTEP_SKIP_APT=1
 set -euo pipefail
@@ -11,7 +15,7 @@ ROOT="$PWD"
 
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config
-  clang-14 libclang-rt-14-dev libomp-14-dev
+  clang-14 libclang-rt-14-dev libomp-14-dev libc++-14-dev libc++abi-14-dev googletest dpkg-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libdnnl-dev libopenblas-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libssl-dev zlib1g-dev
@@ -33,6 +37,9 @@ fi
 BUILD=build-asan
 JOBS="$(nproc)"
 step() { echo; echo "=== ci-sanitizers: $* ($(date +%T))"; }
+
+step "protobuf source for libprotobuf-lite (Debian's source package, apt-get source)"
+./scripts/fetch-protobuf-source.sh .deps/protobuf
 
 step "configure + build (asan preset)"
 cmake --preset asan >/dev/null

@@ -19,7 +19,7 @@
 // One function built for x86-64-v4, x86-64-v3 and baseline, picked at load time (GCC/clang
 // target_clones), for loops the compiler vectorizes itself. Elsewhere (arm64: NEON is baseline)
 // a plain function.
-#if defined(__x86_64__) || defined(_M_X64)
+#if (defined(__x86_64__) || defined(_M_X64)) && defined(__ELF__)  // Mach-O has no ifunc
 #define LOCKSTEP_X86_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define LOCKSTEP_X86_CLONES
