@@ -68,4 +68,16 @@ bool is_binary_elementwise(Op op) {
   }
 }
 
+bool is_parameter_input(Op op, size_t index) {
+  switch (op) {
+    case Op::Reshape: case Op::Split: case Op::Squeeze: case Op::Unsqueeze: case Op::Expand:
+      return index == 1;
+    case Op::Slice: return index >= 1 && index <= 4;
+    case Op::Pad: return index >= 1 && index <= 3;
+    case Op::ConstantOfShape: return index == 0;
+    case Op::Range: return index <= 2;
+    default: return false;
+  }
+}
+
 }  // namespace lockstep::ir

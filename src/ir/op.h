@@ -1,6 +1,8 @@
 // The op enum and its tables, generated from ops.inc.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,5 +30,10 @@ bool op_accepts_attribute(Op op, std::string_view attribute);
 // Unary and binary elementwise ops that may sit in a fused epilogue.
 bool is_unary_elementwise(Op op);
 bool is_binary_elementwise(Op op);
+
+// Inputs whose values decide output shapes (Reshape's shape, Slice's starts, Range's bounds, a
+// reduction's axes, ...): compiled programs need them constant. The run-time shape stage
+// (src/dynamic) makes such a value a constant of the segment that reads it.
+bool is_parameter_input(Op op, size_t index);
 
 }  // namespace lockstep::ir

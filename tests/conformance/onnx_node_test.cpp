@@ -140,19 +140,6 @@ struct NodeCase {
 };
 void PrintTo(const NodeCase& c, std::ostream* os) { *os << c.test << " on " << c.backend; }
 
-// Inputs at these positions are parameters lockstep needs at compile time (see ir/graph.h).
-bool is_parameter_input(ir::Op op, size_t index) {
-  switch (op) {
-    case ir::Op::Reshape: case ir::Op::Split: case ir::Op::Squeeze: case ir::Op::Unsqueeze: case ir::Op::Expand:
-      return index == 1;
-    case ir::Op::Slice: return index >= 1 && index <= 4;
-    case ir::Op::Pad: return index >= 1 && index <= 3;
-    case ir::Op::ConstantOfShape: return index == 0;
-    case ir::Op::Range: return index <= 2;
-    default: return false;
-  }
-}
-
 // The suite feeds some parameters (Reshape's shape, Slice's starts, ...) as graph inputs; lockstep
 // compiles for known parameters, so those inputs are bound as constants with the test's values.
 Model bind_parameter_inputs(const Model& model, std::vector<Tensor>& inputs) {
@@ -160,7 +147,7 @@ Model bind_parameter_inputs(const Model& model, std::vector<Tensor>& inputs) {
   std::vector<bool> is_param(g.values.size(), false);
   for (const auto& n : g.nodes)
     for (size_t i = 0; i < n.inputs.size(); ++i)
-      if (n.inputs[i] != ir::kNoValue && is_parameter_input(n.op, i)) is_param[static_cast<size_t>(n.inputs[i])] = true;
+      if (n.inputs[i] != ir::kNoValue && ir::is_parameter_input(n.op, i)) is_param[static_cast<size_t>(n.inputs[i])] = true;
   std::vector<ir::ValueId> kept_ids;
   std::vector<Tensor> kept_inputs;
   for (size_t i = 0; i < g.inputs.size(); ++i) {
