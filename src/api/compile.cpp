@@ -1,3 +1,4 @@
+#include "dynamic/executable.h"
 #include "ir/graph.h"
 #include "lockstep/lockstep.h"
 #include "passes/pipeline.h"
@@ -24,6 +25,9 @@ std::unique_ptr<Executable> compile(const Model& model, std::string_view backend
                 "unknown backend '" + std::string(backend_name) + "' (known: reference, cpu, cuda)");
   std::string why;
   if (!backend->available(&why)) throw Error(ErrorCode::DeviceUnavailable, backend->name() + ": " + why);
+  // Sizes known only at run time: the run-time shape stage specialises and compiles per call.
+  if (dynamic::needs_run_time_shapes(model.graph(), options))
+    return dynamic::compile_dynamic(model.graph(), *backend, options);
   ir::Graph graph = prepare(model, options);
   for (const auto& node : graph.nodes)
     if (auto reason = backend->unsupported_reason(graph, node))

@@ -1,0 +1,403 @@
+#include "dynamic/executable.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <list>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "core/hash.h"
+#include "dynamic/probe.h"
+#include "passes/pipeline.h"
+#include "reference/evaluate.h"
+
+namespace lockstep::dynamic {
+
+namespace {
+
+// One specialised segment and what the run does around it.
+struct Entry {
+  std::unique_ptr<Executable> exe;           // null when the segment has nothing left to compute
+  std::vector<ir::ValueId> inputs, outputs;  // source-graph values, in the segment's input/output order
+  std::vector<DType> output_dtypes;          // their IR dtypes
+  std::vector<std::pair<ir::ValueId, Tensor>> constants;  // folded values that later nodes or outputs read
+  std::vector<int> covered;                  // source nodes this entry completes (segment, folded, host)
+  std::vector<int> host_nodes;               // data-dependent source nodes run after the segment
+  std::vector<ir::ValueId> key_values;       // values whose contents decide the next segment
+  bool last = false;
+  int64_t bytes = 0;
+};
+using EntryPtr = std::shared_ptr<const Entry>;
+
+// Least-recently-used map from a specialisation key to its entry, bounded in count and bytes.
+class SegmentCache {
+ public:
+  explicit SegmentCache(CacheLimits limits) : limits_(limits) {}
+  EntryPtr find(const std::string& key) {
+    auto it = index_.find(key);
+    if (it == index_.end()) return nullptr;
+    order_.splice(order_.begin(), order_, it->second);
+    return it->second->second;
+  }
+  int64_t insert(const std::string& key, EntryPtr entry) {  // returns evictions
+    bytes_ += entry->bytes;
+    order_.emplace_front(key, std::move(entry));
+    index_[key] = order_.begin();
+    int64_t evicted = 0;
+    while (order_.size() > 1 && (static_cast<int>(order_.size()) > limits_.max_entries || bytes_ > limits_.max_bytes)) {
+      bytes_ -= order_.back().second->bytes;
+      index_.erase(order_.back().first);
+      order_.pop_back();  // a run still holding it keeps it alive (shared_ptr)
+      ++evicted;
+    }
+    return evicted;
+  }
+  int size() const { return static_cast<int>(order_.size()); }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  CacheLimits limits_;
+  std::list<std::pair<std::string, EntryPtr>> order_;
+  std::unordered_map<std::string, std::list<std::pair<std::string, EntryPtr>>::iterator> index_;
+  int64_t bytes_ = 0;
+};
+
+std::string describe_tensor_key(const Tensor& t) {
+  return std::string(dtype_name(t.dtype())) + shape_str(t.shape());
+}
+
+class DynamicExecutable final : public Executable {
+ public:
+  DynamicExecutable(ir::Graph graph, const Backend& backend, Options options, CacheLimits limits)
+      : source_(std::move(graph)), backend_(backend), options_(std::move(options)), cache_(limits) {
+    cap_ = options_.max_memory_bytes > 0 ? options_.max_memory_bytes : default_memory_cap();
+    parameter_reader_.assign(source_.values.size(), 0);
+    for (const ir::Node& node : source_.nodes)
+      for (size_t i = 0; i < node.inputs.size(); ++i)
+        if (node.inputs[i] != ir::kNoValue && ir::is_parameter_input(node.op, i))
+          parameter_reader_[static_cast<size_t>(node.inputs[i])] = 1;
+  }
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& run_options) override {
+    std::lock_guard<std::mutex> lock(mutex_);  // one run at a time, as every backend
+    check_inputs(inputs);
+    const size_t nv = source_.values.size();
+    env_.assign(nv, Tensor{});
+    env_dtype_.assign(nv, DType::Float32);
+    env_const_.assign(nv, 0);
+    std::vector<char> done(source_.nodes.size(), 0);
+    std::string key = "inputs";
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      ir::ValueId v = source_.inputs[i];
+      env_[static_cast<size_t>(v)] = inputs[i];
+      env_dtype_[static_cast<size_t>(v)] = source_.value(v).dtype;
+      key += "|" + describe_tensor_key(inputs[i]);
+    }
+    key = sha256_hex(key);
+
+    ++stats_.runs;
+    stats_.last_run_segments = stats_.last_run_host_nodes = stats_.last_run_misses = 0;
+    stats_.last_run_compile_ms = 0;
+    for (int guard = 0;; ++guard) {
+      if (guard > static_cast<int>(source_.nodes.size()) + 1)
+        throw Error(ErrorCode::Internal, "run-time shapes: the segments do not finish the graph");
+      EntryPtr entry = cache_.find(key);
+      if (entry) {
+        ++stats_.segment_hits;
+      } else {
+        auto t0 = std::chrono::steady_clock::now();
+        entry = build(done);
+        stats_.evictions += cache_.insert(key, entry);
+        ++stats_.segments_compiled;
+        ++stats_.last_run_misses;
+        stats_.last_run_compile_ms +=
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      }
+      execute(*entry, run_options);
+      for (int n : entry->covered) done[static_cast<size_t>(n)] = 1;
+      if (entry->last) break;
+      key = next_key(key, *entry);
+    }
+    stats_.cached_entries = cache_.size();
+    stats_.cached_bytes = cache_.bytes();
+
+    std::vector<Tensor> results;
+    for (ir::ValueId v : source_.outputs) {
+      const Tensor& t = env_[static_cast<size_t>(v)];
+      if (!t.defined())
+        throw Error(ErrorCode::Internal, "run-time shapes: output '" + source_.value(v).name + "' was not computed");
+      results.push_back(t);
+    }
+    env_.clear();
+    return results;
+  }
+
+  const ir::Graph& graph() const override { return source_; }
+  std::string backend_name() const override { return backend_.name(); }
+  const Stats& stats() const { return stats_; }
+
+ private:
+  // Count, dtype, rank and static dims, and one size per symbolic dim name across the inputs.
+  void check_inputs(const std::vector<Tensor>& inputs) const {
+    if (inputs.size() != source_.inputs.size())
+      throw Error(inputs.size() < source_.inputs.size() ? ErrorCode::MissingInput : ErrorCode::InvalidArgument,
+                  std::to_string(inputs.size()) + " inputs given, the graph has " +
+                      std::to_string(source_.inputs.size()));
+    std::map<std::string, std::pair<int64_t, std::string>> dims;  // dim_param -> size, first input
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const ir::Value& v = source_.value(source_.inputs[i]);
+      const Tensor& t = inputs[i];
+      if (!t.defined()) throw Error(ErrorCode::MissingInput, "input '" + v.name + "' is empty");
+      bool dtype_ok = t.dtype() == v.dtype ||
+                      (backend_.name() == "reference" && is_floating(t.dtype()) && is_floating(v.dtype));
+      if (!dtype_ok)
+        throw Error(ErrorCode::DTypeMismatch,
+                    "input '" + v.name + "' expects " + dtype_name(v.dtype) + ", given " + dtype_name(t.dtype()));
+      if (t.shape().size() != v.shape.size())
+        throw Error(ErrorCode::ShapeMismatch, "input '" + v.name + "' has rank " + std::to_string(v.shape.size()) +
+                                                  " " + shape_str(v.shape) + ", given " + shape_str(t.shape()));
+      for (size_t d = 0; d < v.shape.size(); ++d) {
+        int64_t got = t.shape()[d];
+        if (v.shape[d] >= 0 && v.shape[d] != got)
+          throw Error(ErrorCode::ShapeMismatch, "input '" + v.name + "' expects shape " + shape_str(v.shape) +
+                                                    ", given " + shape_str(t.shape()));
+        const std::string& param = d < v.dim_params.size() ? v.dim_params[d] : std::string();
+        if (v.shape[d] >= 0 || param.empty()) continue;
+        auto [it, fresh] = dims.emplace(param, std::make_pair(got, v.name));
+        if (!fresh && it->second.first != got)
+          throw Error(ErrorCode::ShapeMismatch, "dim '" + param + "' is " + std::to_string(it->second.first) +
+                                                    " in input '" + it->second.second + "' but " +
+                                                    std::to_string(got) + " in input '" + v.name + "'");
+      }
+    }
+  }
+
+  std::string next_key(const std::string& key, const Entry& entry) const {
+    std::string text = key;
+    for (int n : entry.host_nodes)
+      for (ir::ValueId v : source_.nodes[static_cast<size_t>(n)].outputs)
+        if (v != ir::kNoValue) text += "|h" + std::to_string(v) + describe_tensor_key(env_[static_cast<size_t>(v)]);
+    for (ir::ValueId v : entry.key_values) {
+      const Tensor& t = env_[static_cast<size_t>(v)];
+      text += "|v" + std::to_string(v) + describe_tensor_key(t) + sha256_hex(t);
+    }
+    return sha256_hex(text);
+  }
+
+  // Specialises the not-yet-run part of the graph to what this run knows and compiles the next segment.
+  EntryPtr build(const std::vector<char>& done) const {
+    ir::Graph g = source_;
+    g.plan.reset();
+    std::vector<int> origin;  // g.nodes index -> source node index
+    std::vector<ir::Node> kept;
+    for (size_t n = 0; n < source_.nodes.size(); ++n)
+      if (!done[n]) {
+        kept.push_back(source_.nodes[n]);
+        origin.push_back(static_cast<int>(n));
+      }
+    g.nodes = std::move(kept);
+    std::vector<char> known(g.values.size(), 0);
+    for (size_t v = 0; v < g.values.size(); ++v) {
+      const Tensor& t = env_[v];
+      if (!t.defined()) continue;
+      ir::Value& value = g.values[v];
+      known[v] = 1;
+      value.dtype = env_dtype_[v];
+      value.shape = t.shape();
+      if (env_const_[v] || parameter_reader_[v])
+        value.constant = t.dtype() == value.dtype || !is_floating(t.dtype()) ? t : t.to(value.dtype);
+    }
+    ProbeResult pr = probe(g, known, cap_);
+
+    auto entry = std::make_shared<Entry>();
+    const size_t nv = g.values.size();
+    std::vector<char> later(nv, 0), produced(nv, 0);
+    for (ir::ValueId v : g.outputs) later[static_cast<size_t>(v)] = 1;
+    bool blocked = false;
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+      const ir::Node& node = g.nodes[n];
+      NodeState s = pr.states[n];
+      if (s == NodeState::Blocked || s == NodeState::Host) {
+        for (ir::ValueId v : node.inputs)
+          if (v != ir::kNoValue) later[static_cast<size_t>(v)] = 1;
+        for (const auto& step : node.epilogue)
+          if (step.operand != ir::kNoValue) later[static_cast<size_t>(step.operand)] = 1;
+      }
+      if (s == NodeState::Blocked) {
+        blocked = true;
+        for (size_t i = 0; i < node.inputs.size(); ++i) {
+          ir::ValueId v = node.inputs[i];
+          if (v != ir::kNoValue && ir::is_parameter_input(node.op, i) && !g.is_constant(v))
+            entry->key_values.push_back(v);
+        }
+      } else {
+        entry->covered.push_back(origin[n]);
+        if (s == NodeState::Host) entry->host_nodes.push_back(origin[n]);
+      }
+    }
+    std::sort(entry->key_values.begin(), entry->key_values.end());
+    entry->key_values.erase(std::unique(entry->key_values.begin(), entry->key_values.end()), entry->key_values.end());
+    entry->last = !blocked;
+    if (entry->covered.empty()) {
+      for (size_t n = 0; n < g.nodes.size(); ++n)
+        if (pr.states[n] == NodeState::Blocked)
+          throw Error(ErrorCode::UnsupportedOp,
+                      "run-time shapes: cannot tell this node's output shape from the values computed before it",
+                      g.nodes[n].name, ir::op_name(g.nodes[n].op));
+    }
+
+    // The segment: the runnable nodes, fed from the run's values, giving what later nodes read.
+    ir::Graph s = std::move(g);
+    std::vector<ir::Node> nodes;
+    std::vector<char> is_input(nv, 0);
+    std::vector<ir::ValueId> seg_inputs, seg_outputs;
+    auto add_input = [&](ir::ValueId v) {
+      if (v == ir::kNoValue || s.is_constant(v) || produced[static_cast<size_t>(v)] || is_input[static_cast<size_t>(v)])
+        return;
+      if (!env_[static_cast<size_t>(v)].defined())
+        throw Error(ErrorCode::Internal, "run-time shapes: value '" + s.value(v).name + "' is read before it is computed");
+      is_input[static_cast<size_t>(v)] = 1;
+      seg_inputs.push_back(v);
+    };
+    for (size_t n = 0; n < s.nodes.size(); ++n) {
+      if (pr.states[n] == NodeState::Folded) {
+        for (ir::ValueId v : s.nodes[n].outputs)
+          if (v != ir::kNoValue && later[static_cast<size_t>(v)] && s.is_constant(v))
+            entry->constants.emplace_back(v, s.value(v).constant);
+        continue;
+      }
+      if (pr.states[n] != NodeState::Runnable) continue;
+      const ir::Node& node = s.nodes[n];
+      for (ir::ValueId v : node.inputs) add_input(v);
+      for (const auto& step : node.epilogue) add_input(step.operand);
+      for (ir::ValueId v : node.outputs)
+        if (v != ir::kNoValue) {
+          produced[static_cast<size_t>(v)] = 1;
+          if (later[static_cast<size_t>(v)]) seg_outputs.push_back(v);
+        }
+      nodes.push_back(node);
+    }
+    // Graph outputs that are run-time values already (a graph input passed through) need nothing.
+    if (nodes.empty() || seg_outputs.empty()) return finish(entry);
+    s.nodes = std::move(nodes);
+    s.inputs = seg_inputs;
+    s.outputs = seg_outputs;
+
+    passes::PipelineOptions pipeline;
+    pipeline.fuse = options_.fuse;
+    pipeline.observe = options_.observe;
+    pipeline.max_memory_bytes = cap_;
+    passes::run_pipeline(s, pipeline);
+    std::vector<ir::ValueId> kept_outputs;
+    for (ir::ValueId v : s.outputs) {
+      if (s.is_constant(v)) entry->constants.emplace_back(v, s.value(v).constant);
+      else kept_outputs.push_back(v);
+    }
+    if (kept_outputs.empty() || s.nodes.empty()) return finish(entry);
+    s.outputs = kept_outputs;
+    for (const ir::Node& node : s.nodes)
+      if (auto reason = backend_.unsupported_reason(s, node))
+        throw Error(ErrorCode::UnsupportedOp, backend_.name() + " backend: " + *reason, node.name,
+                    ir::op_name(node.op));
+    entry->inputs = s.inputs;
+    entry->outputs = s.outputs;
+    for (ir::ValueId v : s.outputs) entry->output_dtypes.push_back(s.value(v).dtype);
+    entry->bytes = s.plan ? s.plan->arena_bytes : 0;
+    entry->exe = backend_.compile(s, options_);
+    return finish(entry);
+  }
+
+  static EntryPtr finish(std::shared_ptr<Entry> entry) { return entry; }
+
+  void execute(const Entry& entry, const RunOptions& run_options) {
+    for (const auto& [v, t] : entry.constants) {
+      env_[static_cast<size_t>(v)] = t;
+      env_dtype_[static_cast<size_t>(v)] = t.dtype();  // folded constants carry their IR dtype
+      env_const_[static_cast<size_t>(v)] = 1;
+    }
+    if (entry.exe) {
+      std::vector<Tensor> in;
+      for (ir::ValueId v : entry.inputs) in.push_back(env_[static_cast<size_t>(v)]);
+      std::vector<Tensor> out = entry.exe->run(in, run_options);
+      for (size_t o = 0; o < entry.outputs.size(); ++o) {
+        env_[static_cast<size_t>(entry.outputs[o])] = std::move(out.at(o));
+        env_dtype_[static_cast<size_t>(entry.outputs[o])] = entry.output_dtypes[o];
+      }
+      ++stats_.last_run_segments;
+    }
+    for (int n : entry.host_nodes) {
+      const ir::Node& node = source_.nodes[static_cast<size_t>(n)];
+      std::vector<Tensor> args;
+      for (ir::ValueId v : node.inputs) args.push_back(v == ir::kNoValue ? Tensor{} : env_[static_cast<size_t>(v)]);
+      std::vector<Tensor> out = reference::evaluate_node(source_, node, args);
+      for (size_t o = 0; o < node.outputs.size(); ++o) {
+        ir::ValueId v = node.outputs[o];
+        if (v == ir::kNoValue) continue;
+        if (run_options.tap) run_options.tap(node, static_cast<int>(o), out[o]);
+        env_dtype_[static_cast<size_t>(v)] = out[o].dtype() == DType::Float64 ? source_.value(v).dtype : out[o].dtype();
+        env_[static_cast<size_t>(v)] = std::move(out[o]);
+      }
+      ++stats_.last_run_host_nodes;
+    }
+  }
+
+  ir::Graph source_;
+  const Backend& backend_;
+  Options options_;
+  int64_t cap_ = 0;
+  std::vector<char> parameter_reader_;  // per value: read as a parameter input by some node
+  SegmentCache cache_;
+  Stats stats_;
+  std::mutex mutex_;
+  // The current run's values, per source ValueId.
+  std::vector<Tensor> env_;
+  std::vector<DType> env_dtype_;
+  std::vector<char> env_const_;
+};
+
+}  // namespace
+
+int64_t default_memory_cap() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return int64_t{8} << 30;
+  return static_cast<int64_t>(pages) * page / 2;
+}
+
+bool needs_run_time_shapes(const ir::Graph& graph, const Options& options) {
+  ir::Graph g = graph;
+  for (const auto& [name, shape] : options.input_shapes) {
+    ir::ValueId id = g.find_value(name);
+    if (id != ir::kNoValue && g.value(id).shape.size() == shape.size()) g.value(id).shape = shape;
+  }
+  std::vector<char> known(g.values.size(), 0);
+  for (ir::ValueId v : g.inputs) {
+    if (!g.value(v).shape_known()) return true;
+    known[static_cast<size_t>(v)] = 1;
+  }
+  return probe(g, known, 0).any_blocked();
+}
+
+std::unique_ptr<Executable> compile_dynamic(const ir::Graph& graph, const Backend& backend, const Options& options,
+                                            CacheLimits limits) {
+  ir::Graph g = graph;
+  for (const auto& [name, shape] : options.input_shapes) {
+    ir::ValueId id = g.find_value(name);
+    if (id == ir::kNoValue || std::find(g.inputs.begin(), g.inputs.end(), id) == g.inputs.end())
+      throw Error(ErrorCode::InvalidArgument, "a shape was given for '" + name + "', which is no graph input");
+    if (g.value(id).shape.size() != shape.size())
+      throw Error(ErrorCode::ShapeMismatch, "input '" + name + "': the given shape " + shape_str(shape) +
+                                                " has another rank than " + shape_str(g.value(id).shape));
+    g.value(id).shape = shape;
+  }
+  return std::make_unique<DynamicExecutable>(std::move(g), backend, options, limits);
+}
+
+const Stats* stats(const Executable& exe) {
+  auto* d = dynamic_cast<const DynamicExecutable*>(&exe);
+  return d ? &d->stats() : nullptr;
+}
+
+}  // namespace lockstep::dynamic
