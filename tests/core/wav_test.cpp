@@ -1,6 +1,7 @@
 // write_wav: the RIFF header fields and PCM samples, read back byte by byte (hand-known values).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "core/atomic_file.h"
