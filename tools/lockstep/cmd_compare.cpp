@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "core/hash.h"
+#include "diff/discrete.h"
 #include "diff/metrics.h"
 #include "inputs.h"
 #include "progress.h"
@@ -79,6 +80,33 @@ int cmd_compare(const CompareArgs& given) {
                fmt_fixed(m.rms_ratio, 7), fmt_sci(m.rel_l2), sha_ref.substr(0, 16), sha_test.substr(0, 16),
                !agree ? "DIVERGE" : reduced && !diff::agrees(m) ? "reduced" : "agree"});
   }
+  // Outputs of different lengths (or differing integer outputs): a decision flipped somewhere (a
+  // duration's Ceil, a comparison). Run both sides again capturing their decisions to name it.
+  std::optional<diff::DiscreteDivergence> decision;
+  bool lengths_differ = ref_out.size() != test_out.size();
+  for (size_t i = 0; i < ref_out.size() && i < test_out.size(); ++i)
+    lengths_differ |= ref_out[i].shape() != test_out[i].shape() ||
+                      (!is_floating(ref_out[i].dtype()) && sha256_hex(ref_out[i]) != sha256_hex(test_out[i]));
+  if (lengths_differ) {
+    diff::DiscreteCapture ref_decisions(graph), test_decisions(graph);
+    RunOptions ref_run, test_run;
+    ref_run.tap = ref_decisions.tap();
+    test_run.tap = test_decisions.tap();
+    ref_exe->run(inputs.tensors, ref_run);
+    test_exe->run(inputs.tensors, test_run);
+    decision = diff::first_discrete_divergence(graph, ref_decisions, test_decisions);
+    report["discrete_divergence"] =
+        decision ? nlohmann::json{{"node", decision->node},
+                                  {"op", decision->op},
+                                  {"value", decision->value},
+                                  {"index", decision->index},
+                                  {"ref", decision->ref_value},
+                                  {"test", decision->test_value},
+                                  {"shape_ref", decision->ref_shape},
+                                  {"shape_test", decision->test_shape},
+                                  {"message", decision->message()}}
+                 : nlohmann::json{{"message", "no deciding node differs where both sides expose it"}};
+  }
   report["verdict"] = all_agree ? "agree" : "diverge";
   report["precision"] = options.precision;
   if (reduced) report["note"] = "reduced precision: not held to the fp32 bar";
@@ -89,6 +117,10 @@ int cmd_compare(const CompareArgs& given) {
     std::cout << (all_agree ? "AGREE" : "DIVERGE") << ": " << args.test << " vs " << args.ref
               << " (agreement: rel_l2 <= " << fmt_sci(diff::kAgreeRelL2) << " and cosine >= "
               << fmt_fixed(diff::kAgreeCosine, 7) << " on every output)\n";
+    if (lengths_differ)
+      std::cout << "DECISION: " << (decision ? decision->message() : "outputs differ in shape, but no deciding node "
+                                                                     "differs where both sides expose it")
+                << "\n";
     if (reduced)
       std::cout << "precision " << options.precision << " on cuda: reduced precision: not held to the fp32 bar "
                 << "(the error above is reported; only shape and NaN are checked)\n";
