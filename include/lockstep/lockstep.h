@@ -53,6 +53,9 @@ using FaultFn = std::function<void(const ir::Node& node, int output_index, Tenso
 struct RunOptions {
   TapFn tap;                  // empty: no taps
   FaultFn fault_for_testing;  // empty: no faults (the only case outside tests)
+  // Seeds the random ops (RandomNormal, ...) that have no `seed` attribute; the same seed gives
+  // the same bits on every backend (src/core/random.h, docs/ops.md "Random numbers").
+  uint64_t seed = 0;
 };
 
 class Executable {

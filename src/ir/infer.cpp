@@ -213,6 +213,15 @@ std::vector<ValueType> infer_node(const Graph& graph, const Node& node) {
                               l.constant.element_as_double(0), d.constant.element_as_double(0));
       return one(s.dtype, {n});
     }
+    // Reductions (infer_reduce.cpp)
+    case Op::ReduceMean: case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::CumSum:
+      return infer_reduce(graph, node);
+    // Indexing (infer_indexing.cpp)
+    case Op::NonZero: case Op::ScatterND: case Op::GatherND: case Op::GatherElements:
+      return infer_indexing(graph, node);
+    // Random (infer_random.cpp)
+    case Op::RandomNormal: case Op::RandomNormalLike: case Op::RandomUniform: case Op::RandomUniformLike:
+      return infer_random(graph, node);
   }
   fail(node, ErrorCode::UnsupportedOp, "no shape rule");
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/infer.h"
 
 namespace lockstep::ir {
 
@@ -62,5 +63,34 @@ std::pair<int64_t, int64_t> shape_range(const Node& node, int64_t rank);  // Sha
 int64_t range_count(const Node& node, double start, double limit, double delta);
 DType cast_target(const Node& node);
 int64_t softmax_axis(const Node& node, int64_t rank);
+
+// Reductions and CumSum (infer_reduce.cpp). Per dim of a rank-`rank` input: 1 where reduced.
+// `axes` is the axes input (nullptr when omitted); none or empty reduces every dim unless
+// noop_with_empty_axes, which reduces none (the identity).
+std::vector<char> reduce_mask(const Node& node, int64_t rank, const std::vector<int64_t>* axes);
+Shape reduce_shape(const Node& node, const Shape& x, const std::vector<char>& mask);  // keepdims
+int64_t cumsum_axis(const Node& node, int64_t rank, const std::vector<int64_t>& axis);
+std::vector<ValueType> infer_reduce(const Graph& graph, const Node& node);
+
+// Indexing (infer_indexing.cpp).
+Shape gather_nd_shape(const Node& node, const Shape& data, const Shape& indices);
+void check_scatter_nd(const Node& node, const Shape& data, const Shape& indices, const Shape& updates);
+std::string scatter_reduction(const Node& node);  // "none", "add", "mul", "max" or "min"
+int64_t gather_elements_axis(const Node& node, const Shape& data, const Shape& indices);
+// An index read from an indexing op's input, checked against [-dim, dim) and made non-negative;
+// out of range: InvalidArgument naming the node, the op, the index and where it was read.
+int64_t checked_index(const Node& node, int64_t index, int64_t dim, int64_t position, const char* what);
+std::vector<ValueType> infer_indexing(const Graph& graph, const Node& node);
+
+// Random ops (infer_random.cpp). `like` is the *Like op's input dtype.
+struct RandomSpec {
+  bool normal = true;
+  double a = 0, b = 1;  // normal: mean, scale; uniform: low, high
+  DType dtype = DType::Float32;
+  bool has_seed = false;
+  float seed = 0;
+};
+RandomSpec random_spec(const Node& node, DType like);
+std::vector<ValueType> infer_random(const Graph& graph, const Node& node);
 
 }  // namespace lockstep::ir

@@ -76,8 +76,18 @@ bool is_parameter_input(Op op, size_t index) {
     case Op::Pad: return index >= 1 && index <= 3;
     case Op::ConstantOfShape: return index == 0;
     case Op::Range: return index <= 2;
+    // Reductions and CumSum: the axes
+    case Op::ReduceMean: case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::CumSum:
+      return index == 1;
     default: return false;
   }
+}
+
+bool has_data_dependent_shape(Op op) { return op == Op::NonZero; }
+
+bool is_random(Op op) {
+  return op == Op::RandomNormal || op == Op::RandomNormalLike || op == Op::RandomUniform ||
+         op == Op::RandomUniformLike;
 }
 
 }  // namespace lockstep::ir

@@ -36,4 +36,9 @@ bool is_binary_elementwise(Op op);
 // (src/dynamic) makes such a value a constant of the segment that reads it.
 bool is_parameter_input(Op op, size_t index);
 
+// Ops whose output shape depends on input values (NonZero): no static shape unless folded.
+bool has_data_dependent_shape(Op op);
+// Random ops: never folded, seeded per run (src/core/random.h).
+bool is_random(Op op);
+
 }  // namespace lockstep::ir

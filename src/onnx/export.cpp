@@ -40,6 +40,13 @@ int64_t required_opset(const ir::Graph& g, const ir::Node& n) {
     case Op::Split: return has_input(n, 1) || split_is_even(g, n) ? 13 : 18;
     case Op::Shape: return n.attrs.has("start") || n.attrs.has("end") ? 15 : 13;
     case Op::Reshape: return n.attrs.get_int("allowzero", 0) != 0 ? 14 : 13;
+    // Reductions: axes as an input from 18 on (ReduceSum: 13)
+    case Op::ReduceMean: case Op::ReduceMax: case Op::ReduceMin:
+      return has_input(n, 1) || n.attrs.has("noop_with_empty_axes") ? 18 : 13;
+    case Op::ScatterND: {
+      std::string r = n.attrs.get_string("reduction", "none");
+      return r == "max" || r == "min" ? 18 : n.attrs.has("reduction") ? 16 : 13;
+    }
     default: return 13;
   }
 }

@@ -46,7 +46,12 @@ AP::AttributeType attribute_type(ir::Op op, const std::string& name) {
   using ir::Op;
   if (name == "value") return op == Op::ConstantOfShape ? AP::TENSOR : AP::FLOAT;  // Pad-2 value is a float
   if (name == "alpha" || name == "beta") return AP::FLOAT;
-  if (name == "auto_pad" || name == "mode") return AP::STRING;
+  if (name == "auto_pad" || name == "mode" || name == "reduction") return AP::STRING;
+  // Reductions, CumSum, indexing, random ops
+  if (name == "keepdims" || name == "noop_with_empty_axes" || name == "exclusive" || name == "reverse" ||
+      name == "batch_dims" || name == "dtype")
+    return AP::INT;
+  if (name == "mean" || name == "scale" || name == "low" || name == "high" || name == "seed") return AP::FLOAT;
   if (name == "dilations" || name == "kernel_shape" || name == "pads" || name == "strides" ||
       name == "output_padding" || name == "output_shape" || name == "starts" || name == "ends" ||
       name == "axes" || name == "split" || name == "perm" || name == "shape")

@@ -27,6 +27,8 @@ int64_t first_opset(Op op) {
     case Op::Expand: return 8;
     case Op::Where: case Op::ConstantOfShape: return 9;
     case Op::Range: return 11;
+    case Op::NonZero: return 9;
+    case Op::CumSum: case Op::ScatterND: case Op::GatherND: case Op::GatherElements: return 11;
     default: return 7;
   }
 }
@@ -137,6 +139,30 @@ void normalize_softmax(ir::Node& node, const NodeScope& s, ImportContext& ctx) {
   node.attrs.set("axis", int64_t{-1});
 }
 
+// Reductions: `axes` is an attribute before opset 13 (ReduceSum) / 18 (the others), an input
+// since; noop_with_empty_axes exists since then too. The IR form has the input.
+void normalize_reduce(ir::Node& node, const NodeScope& s, ImportContext& ctx) {
+  const int64_t input_form = node.op == Op::ReduceSum ? 13 : 18;
+  if (ctx.opset < input_form) {
+    require_inputs(node, s, 1, "before opset " + std::to_string(input_form));
+    reject_attrs(node, s, {"noop_with_empty_axes"}, "exists only since opset " + std::to_string(input_form));
+    if (node.attrs.has("axes")) attr_to_input(node, "axes", 1, ctx);
+  } else {
+    reject_attrs(node, s, {"axes"}, "is an input of " + s.op + " since opset " + std::to_string(input_form));
+  }
+}
+
+// Attributes of the indexing ops that later opsets added.
+void normalize_indexing(ir::Node& node, const NodeScope& s, ImportContext& ctx) {
+  if (node.op == Op::GatherND && ctx.opset < 12) reject_attrs(node, s, {"batch_dims"}, "exists only since opset 12");
+  if (node.op == Op::ScatterND) {
+    if (ctx.opset < 16) reject_attrs(node, s, {"reduction"}, "exists only since opset 16");
+    std::string r = node.attrs.get_string("reduction", "none");
+    bool known = r == "none" || r == "add" || r == "mul" || ((r == "max" || r == "min") && ctx.opset >= 18);
+    if (!known) s.fail(ErrorCode::UnsupportedAttribute, "ScatterND reduction '" + r + "' is not supported here");
+  }
+}
+
 void check_values(ir::Node& node, const NodeScope& s, ImportContext& ctx) {
   switch (node.op) {
     case Op::Conv: case Op::ConvTranspose: {
@@ -203,6 +229,10 @@ void import_node(const ::onnx::NodeProto& proto, const std::string& node_name, I
     case Op::Squeeze: case Op::Unsqueeze: normalize_squeeze(node, scope, ctx); break;
     case Op::Pad: normalize_pad(node, scope, ctx); break;
     case Op::Softmax: normalize_softmax(node, scope, ctx); break;
+    case Op::ReduceMean: case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin:
+      normalize_reduce(node, scope, ctx);
+      break;
+    case Op::GatherND: case Op::ScatterND: normalize_indexing(node, scope, ctx); break;
     default: break;
   }
   check_values(node, scope, ctx);

@@ -5,6 +5,7 @@
 namespace lockstep::passes {
 
 bool all_inputs_constant(const ir::Graph& graph, const ir::Node& node) {
+  if (ir::is_random(node.op)) return false;  // noise depends on the run's seed: never folded
   bool any = false;
   for (ir::ValueId v : node.inputs) {
     if (v == ir::kNoValue) continue;

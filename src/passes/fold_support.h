@@ -5,7 +5,8 @@
 
 namespace lockstep::passes {
 
-// True when every input and epilogue operand of `node` is a constant (and it has some input).
+// True when every input and epilogue operand of `node` is a constant (and it has some input);
+// never for random ops, whose values depend on the run's seed.
 bool all_inputs_constant(const ir::Graph& graph, const ir::Node& node);
 // Bytes of the node's outputs at their current (inferred) shapes and dtypes; -1 if unknown.
 int64_t output_bytes(const ir::Graph& graph, const ir::Node& node);

@@ -17,7 +17,7 @@ void check_declared(const ir::Node& node, const ir::Value& value, const ir::Valu
   if (declared.empty()) return;
   bool ok = declared.size() == inferred.shape.size();
   for (size_t d = 0; ok && d < declared.size(); ++d)
-    ok = declared[d] < 0 || declared[d] == inferred.shape[d];
+    ok = declared[d] < 0 || inferred.shape[d] < 0 || declared[d] == inferred.shape[d];  // < 0: run-time
   if (!ok)
     ir::fail(node, ErrorCode::ShapeMismatch,
              "output '" + value.name + "' is declared " + shape_str(declared) +

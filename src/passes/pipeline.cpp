@@ -54,6 +54,13 @@ void bind_inputs(ir::Graph& graph, const std::map<std::string, Shape>& shapes) {
 
 namespace {
 
+bool has_run_time_shapes(const ir::Graph& graph) {
+  for (const auto& node : graph.nodes)
+    for (ir::ValueId id : node.outputs)
+      if (id != ir::kNoValue && !graph.value(id).shape_known()) return true;
+  return false;
+}
+
 // Dumps and hands the graph to the test hook after each pass.
 class PassLogger {
  public:
@@ -98,7 +105,9 @@ std::vector<std::string> run_pipeline(ir::Graph& graph, const PipelineOptions& o
   }
   eliminate_dead_code(graph, ctx);
   logger.after("eliminate_dead_code", graph);
-  if (options.plan) {
+  // A value whose shape is known only at run time (a NonZero output) cannot be planned: such a
+  // graph runs on the reference, or in segments through the run-time shape stage.
+  if (options.plan && !has_run_time_shapes(graph)) {
     plan_memory(graph, options.max_memory_bytes);
     check_memory_plan(graph);
     logger.after("plan_memory", graph);

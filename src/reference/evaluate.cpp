@@ -43,8 +43,8 @@ namespace {
 // Runs one node on reference-typed inputs (floating = Float64) and applies its epilogue.
 std::vector<Tensor> run_node(const ir::Graph& graph, const ir::Node& node,
                              const std::vector<Tensor>& inputs,
-                             const std::vector<Tensor>& operands) {
-  NodeContext ctx{graph, node, inputs};
+                             const std::vector<Tensor>& operands, uint64_t seed) {
+  NodeContext ctx{graph, node, inputs, seed};
   std::vector<Tensor> outputs = dispatch(ctx);
   if (outputs.size() != node.outputs.size())
     ctx.fail(ErrorCode::Internal, "produced " + std::to_string(outputs.size()) +
@@ -59,7 +59,7 @@ std::vector<Tensor> run_node(const ir::Graph& graph, const ir::Node& node,
 }  // namespace
 
 std::vector<Tensor> evaluate_node(const ir::Graph& graph, const ir::Node& node,
-                                  const std::vector<Tensor>& inputs) {
+                                  const std::vector<Tensor>& inputs, uint64_t seed) {
   std::vector<Tensor> args;
   for (size_t i = 0; i < node.inputs.size(); ++i)
     args.push_back(i < inputs.size() ? to_reference(inputs[i]) : Tensor{});
@@ -75,11 +75,11 @@ std::vector<Tensor> evaluate_node(const ir::Graph& graph, const ir::Node& node,
     else
       operands.emplace_back();
   }
-  return run_node(graph, node, args, operands);
+  return run_node(graph, node, args, operands, seed);
 }
 
 std::vector<Tensor> evaluate(const ir::Graph& graph, const std::vector<Tensor>& inputs,
-                             const TapFn& tap) {
+                             const TapFn& tap, uint64_t seed) {
   if (inputs.size() < graph.inputs.size())
     throw Error(ErrorCode::MissingInput,
                 "input '" + graph.value(graph.inputs[inputs.size()]).name + "' was not provided (" +
@@ -123,7 +123,7 @@ std::vector<Tensor> evaluate(const ir::Graph& graph, const std::vector<Tensor>& 
     std::vector<Tensor> args, operands;
     for (ir::ValueId v : node.inputs) args.push_back(fetch(v));
     for (const auto& step : node.epilogue) operands.push_back(fetch(step.operand));
-    std::vector<Tensor> outputs = run_node(graph, node, args, operands);
+    std::vector<Tensor> outputs = run_node(graph, node, args, operands, seed);
     for (size_t o = 0; o < outputs.size(); ++o) {
       if (node.outputs[o] == ir::kNoValue) continue;
       if (tap) tap(node, static_cast<int>(o), outputs[o]);

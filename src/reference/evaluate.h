@@ -11,15 +11,16 @@ namespace lockstep::reference {
 
 // Runs the whole graph (epilogues included). Inputs in graph-input order, any floating dtype;
 // floating outputs come back as Float64. `tap` sees every node's outputs (after epilogue).
+// `seed` is the run's seed (RunOptions::seed) for random ops without a `seed` attribute.
 std::vector<Tensor> evaluate(const ir::Graph& graph, const std::vector<Tensor>& inputs,
-                             const TapFn& tap = {});
+                             const TapFn& tap = {}, uint64_t seed = 0);
 
 // Evaluates one node (and its epilogue) on the given input values (kNoValue inputs are passed as
 // undefined tensors). Used by constant folding. Floating results are Float64. Epilogue operands
 // may follow the node's inputs (one per step, undefined for unary steps); steps without one
 // read their operand's constant from `graph`.
 std::vector<Tensor> evaluate_node(const ir::Graph& graph, const ir::Node& node,
-                                  const std::vector<Tensor>& inputs);
+                                  const std::vector<Tensor>& inputs, uint64_t seed = 0);
 
 // The reference as a Backend ("reference").
 const Backend& backend();

@@ -15,6 +15,7 @@ struct NodeContext {
   const ir::Graph& graph;
   const ir::Node& node;
   const std::vector<Tensor>& inputs;
+  uint64_t seed = 0;  // the run's seed (random ops)
 
   bool has(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
   const Tensor& in(size_t i) const;  // throws InvalidModel when absent

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "core/hash.h"
 #include "core/npy.h"
+#include "ir/graph.h"
 #include "inputs.h"
 
 namespace lockstep::cli {
@@ -35,9 +36,13 @@ int cmd_run(const RunArgs& args) {
     std::cerr << "lockstep: note: --precision " << options.precision << " applies to cuda only; " << args.backend
               << " computes as always\n";
   auto exe = compile(model, args.backend, options);
-  std::vector<Tensor> outputs = exe->run(inputs.tensors);
+  RunOptions run_options;
+  run_options.seed = args.inputs.seed;  // one --seed: drawn inputs and random ops without a seed attribute
+  std::vector<Tensor> outputs = exe->run(inputs.tensors, run_options);
 
   const ir::Graph& graph = exe->graph();
+  bool has_random = false;
+  for (const auto& node : graph.nodes) has_random = has_random || ir::is_random(node.op);
   std::error_code ec;
   fs::create_directories(args.out_dir, ec);
   if (ec) throw Error(ErrorCode::Io, "cannot create output folder '" + args.out_dir + "': " + ec.message());
@@ -47,6 +52,7 @@ int cmd_run(const RunArgs& args) {
                            {"backend", exe->backend_name()},
                            {"outputs", nlohmann::json::array()}};
   if (inputs.drawn) report["input_seed"] = args.inputs.seed;
+  report["seed"] = run_options.seed;
   try {
     for (size_t i = 0; i < outputs.size(); ++i) {
       const std::string& name = graph.value(graph.outputs.at(i)).name;
@@ -66,6 +72,7 @@ int cmd_run(const RunArgs& args) {
   if (args.common.json) {
     std::cout << report.dump(2) << '\n';
   } else {
+    if (has_random) std::cout << "random ops seeded with --seed " << run_options.seed << '\n';
     for (const auto& o : report["outputs"])
       std::cout << o["name"].get<std::string>() << " " << o["dtype"].get<std::string>() << " "
                 << shape_str(o["shape"].get<Shape>()) << " -> " << o["file"].get<std::string>() << "  sha256 "

@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--opt-bisect-limit", run.opt_bisect_limit, "stop after N pass applications");
   run_cmd->add_flag("--no-fuse", run.no_fuse, "no epilogue fusion");
   add_inputs(run_cmd, run.inputs);
+  run_cmd->get_option("--seed")->description(
+      "seed for drawn inputs when none are given and for random ops without a seed attribute (default 0)");
   add_common(run_cmd, run.common);
   add_precision(run_cmd, run.common);
 

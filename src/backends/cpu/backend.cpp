@@ -13,6 +13,8 @@ class CpuBackend final : public Backend {
   bool available(std::string*) const override { return true; }
 
   std::optional<std::string> unsupported_reason(const ir::Graph& graph, const ir::Node& node) const override {
+    if (ir::has_data_dependent_shape(node.op))  // a constant input was folded before this
+      return std::string("data-dependent output shape: runs in the run-time shape stage");
     auto check = [&](ir::ValueId id) -> std::optional<std::string> {
       if (id == ir::kNoValue) return std::nullopt;
       const ir::Value& v = graph.value(id);

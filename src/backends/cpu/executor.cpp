@@ -122,6 +122,7 @@ class CpuExecutable final : public Executable {
     CompileContext ctx{.graph = graph_, .pointers = std::vector<void*>(nvalues, nullptr), .threads = threads_,
                        .engine = &engine_, .stream = &stream_, .workspace = &workspace_};
     ctx.profile = profile_.enabled() ? &profile_ : nullptr;
+    ctx.run_seed = &run_seed_;
     ctx.nwc = choose_nwc(graph_);
     nwc_ = ctx.nwc;
     for (size_t v = 0; v < nvalues; ++v) {
@@ -152,6 +153,7 @@ class CpuExecutable final : public Executable {
     check_inputs(inputs);
     std::lock_guard<std::mutex> lock(run_mutex_);  // runs share the arena: serialize (docs/security.md)
     ThreadScope scope(threads_);
+    run_seed_ = options.seed;  // random kernels read it
     for (size_t i = 0; i < inputs.size(); ++i) {
       ir::ValueId id = graph_.inputs[i];
       const Tensor& in = inputs[i];
@@ -265,6 +267,7 @@ class CpuExecutable final : public Executable {
   dnnl::stream stream_;
   std::unique_ptr<AlignedBuffer> arena_;
   std::mutex run_mutex_;
+  uint64_t run_seed_ = 0;  // RunOptions::seed of the run in progress
   int64_t arena_bytes_ = 0;
   std::vector<Tensor> constants_;
   std::vector<void*> pointers_;

@@ -86,6 +86,15 @@ KernelPtr make_kernel(CompileContext& ctx, const ir::Node& node) {
       return make_data_movement_kernel(ctx, node);
     case Op::Shape: case Op::ConstantOfShape: case Op::Range:
       return make_shape_kernel(ctx, node);
+    // Reductions (reduce.cpp)
+    case Op::ReduceMean: case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::CumSum:
+      return make_reduce_kernel(ctx, node);
+    // Indexing (indexing.cpp; NonZero there only to say why it does not run here)
+    case Op::NonZero: case Op::ScatterND: case Op::GatherND: case Op::GatherElements:
+      return make_indexing_kernel(ctx, node);
+    // Random (random.cpp)
+    case Op::RandomNormal: case Op::RandomNormalLike: case Op::RandomUniform: case Op::RandomUniformLike:
+      return make_random_kernel(ctx, node);
   }
   throw Error(ErrorCode::UnsupportedOp, "cpu: no kernel", node.name, ir::op_name(node.op));
 }

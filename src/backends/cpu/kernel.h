@@ -47,6 +47,7 @@ struct CompileContext {
   std::vector<char> nwc{};     // per ValueId: stored channels-last (layout.h); empty = none
   std::vector<char> view{};    // per ValueId: a Slice output addressed inside its input (views.h)
   std::vector<int64_t> pitch{};  // per ValueId: elements between a strided view's stored rows; 0 dense
+  const uint64_t* run_seed = nullptr;  // the current run's RunOptions::seed (random kernels read it in run())
 
   bool is_nwc(ir::ValueId id) const { return id != ir::kNoValue && static_cast<size_t>(id) < nwc.size() && nwc[static_cast<size_t>(id)]; }
   // The shape `node` addresses value `id` by: the channels-last view when the node's output is
@@ -84,6 +85,10 @@ KernelPtr make_matmul_kernel(CompileContext& ctx, const ir::Node& node);
 KernelPtr make_elementwise_kernel(CompileContext& ctx, const ir::Node& node);
 KernelPtr make_data_movement_kernel(CompileContext& ctx, const ir::Node& node);
 KernelPtr make_shape_kernel(CompileContext& ctx, const ir::Node& node);
+// Reductions and CumSum (reduce.cpp), NonZero-free indexing (indexing.cpp), random ops (random.cpp).
+KernelPtr make_reduce_kernel(CompileContext& ctx, const ir::Node& node);
+KernelPtr make_indexing_kernel(CompileContext& ctx, const ir::Node& node);
+KernelPtr make_random_kernel(CompileContext& ctx, const ir::Node& node);
 // Wraps a kernel so that the node's epilogue runs after it (for families that do not fuse it).
 KernelPtr with_epilogue(CompileContext& ctx, const ir::Node& node, KernelPtr inner);
 

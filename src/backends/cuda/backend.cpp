@@ -31,6 +31,14 @@ class CudaBackend final : public Backend {
       case ir::Op::Transpose: case ir::Op::Unsqueeze: case ir::Op::Squeeze: case ir::Op::Pad: case ir::Op::Gather:
       case ir::Op::Expand:
         return data_movement_unsupported(graph, node);
+      // Reductions, indexing and random ops: reference and cpu only so far
+      case ir::Op::ReduceMean: case ir::Op::ReduceSum: case ir::Op::ReduceMax: case ir::Op::ReduceMin:
+      case ir::Op::CumSum: case ir::Op::ScatterND: case ir::Op::GatherND: case ir::Op::GatherElements:
+      case ir::Op::RandomNormal: case ir::Op::RandomNormalLike: case ir::Op::RandomUniform:
+      case ir::Op::RandomUniformLike:
+        return std::string(ir::op_name(node.op)) + " is not implemented on CUDA yet (reference and cpu run it)";
+      case ir::Op::NonZero:
+        return std::string("data-dependent output shape: runs in the run-time shape stage");
       default:
         return elementwise_unsupported(graph, node);
     }
