@@ -1,7 +1,5 @@
 #include "dynamic/probe.h"
 
-#include <cstring>
-
 #include "ir/infer.h"
 #include "ir/infer_rules.h"
 #include "passes/fold_support.h"
@@ -44,7 +42,6 @@ bool ProbeResult::any_blocked() const {
   return false;
 }
 
-bool has_data_dependent_shape(ir::Op op) { return std::strcmp(ir::op_name(op), "NonZero") == 0; }
 
 ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_bytes) {
   known.resize(graph.values.size(), 0);
@@ -62,7 +59,7 @@ ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_b
     }
     for (const auto& step : node.epilogue) ready = ready && is_known(step.operand);
     NodeState state = !ready ? NodeState::Blocked
-                      : has_data_dependent_shape(node.op) && !passes::all_inputs_constant(graph, node)
+                      : ir::has_data_dependent_shape(node.op) && !passes::all_inputs_constant(graph, node)
                           ? NodeState::Host
                           : NodeState::Runnable;
     if (state == NodeState::Runnable) {

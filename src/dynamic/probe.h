@@ -31,7 +31,4 @@ struct ProbeResult {
 // An output over `max_value_bytes` (> 0) is Error(LimitExceeded) naming the node, value and size.
 ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_bytes);
 
-// Ops whose output shape depends on input values (not only shapes): run on the host.
-bool has_data_dependent_shape(ir::Op op);
-
 }  // namespace lockstep::dynamic
