@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/infer.h"
 
 namespace lockstep::ir {
 
@@ -62,5 +63,9 @@ std::pair<int64_t, int64_t> shape_range(const Node& node, int64_t rank);  // Sha
 int64_t range_count(const Node& node, double start, double limit, double delta);
 DType cast_target(const Node& node);
 int64_t softmax_axis(const Node& node, int64_t rank);
+
+// Comparison (Less, ...), logical (And, Or, Xor, Not), unary float math (Erf, Softplus, Ceil,
+// Floor, Abs, Reciprocal) and Clip: infer_node's rule for them (infer_elementwise.cpp).
+std::vector<ValueType> infer_logical_and_math(const Graph& graph, const Node& node);
 
 }  // namespace lockstep::ir

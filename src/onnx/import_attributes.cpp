@@ -46,6 +46,7 @@ AP::AttributeType attribute_type(ir::Op op, const std::string& name) {
   using ir::Op;
   if (name == "value") return op == Op::ConstantOfShape ? AP::TENSOR : AP::FLOAT;  // Pad-2 value is a float
   if (name == "alpha" || name == "beta") return AP::FLOAT;
+  if (op == Op::Clip && (name == "min" || name == "max")) return AP::FLOAT;  // Clip-6 attributes
   if (name == "auto_pad" || name == "mode") return AP::STRING;
   if (name == "dilations" || name == "kernel_shape" || name == "pads" || name == "strides" ||
       name == "output_padding" || name == "output_shape" || name == "starts" || name == "ends" ||
