@@ -98,6 +98,11 @@ std::vector<ValueType> infer_node(const Graph& graph, const Node& node) {
       return one(in.dtype(0), in.shape(0));
     case Op::Cast:
       return one(cast_target(node), in.shape(0));
+    case Op::Less: case Op::LessOrEqual: case Op::Greater: case Op::GreaterOrEqual:
+    case Op::And: case Op::Or: case Op::Xor: case Op::Not:
+    case Op::Erf: case Op::Softplus: case Op::Ceil: case Op::Floor: case Op::Abs: case Op::Reciprocal:
+    case Op::Clip:
+      return infer_logical_and_math(graph, node);
     case Op::Conv: {
       require_floating(node, in.dtype(0));
       ConvGeometry g = conv_geometry(node, in.shape(0), in.shape(1));

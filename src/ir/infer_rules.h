@@ -92,5 +92,8 @@ struct RandomSpec {
 };
 RandomSpec random_spec(const Node& node, DType like);
 std::vector<ValueType> infer_random(const Graph& graph, const Node& node);
+// Comparison (Less, ...), logical (And, Or, Xor, Not), unary float math (Erf, Softplus, Ceil,
+// Floor, Abs, Reciprocal) and Clip: infer_node's rule for them (infer_elementwise.cpp).
+std::vector<ValueType> infer_logical_and_math(const Graph& graph, const Node& node);
 
 }  // namespace lockstep::ir

@@ -53,6 +53,7 @@ bool is_unary_elementwise(Op op) {
   switch (op) {
     case Op::Tanh: case Op::Sigmoid: case Op::Relu: case Op::LeakyRelu: case Op::Exp:
     case Op::Neg: case Op::Sqrt: case Op::Identity:
+    case Op::Erf: case Op::Softplus: case Op::Ceil: case Op::Floor: case Op::Abs: case Op::Reciprocal:
       return true;
     default:
       return false;

@@ -52,6 +52,7 @@ AP::AttributeType attribute_type(ir::Op op, const std::string& name) {
       name == "batch_dims" || name == "dtype")
     return AP::INT;
   if (name == "mean" || name == "scale" || name == "low" || name == "high" || name == "seed") return AP::FLOAT;
+  if (op == Op::Clip && (name == "min" || name == "max")) return AP::FLOAT;  // Clip-6 attributes
   if (name == "dilations" || name == "kernel_shape" || name == "pads" || name == "strides" ||
       name == "output_padding" || name == "output_shape" || name == "starts" || name == "ends" ||
       name == "axes" || name == "split" || name == "perm" || name == "shape")

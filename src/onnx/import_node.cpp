@@ -1,6 +1,7 @@
 // Per-node import: attributes, and conversion of older opset forms to the newest one
 // (the IR only knows the newest form of each op; see ir/graph.h).
 #include <algorithm>
+#include <limits>
 
 #include "onnx/import_attributes.h"
 #include "onnx/import_context.h"
@@ -29,6 +30,8 @@ int64_t first_opset(Op op) {
     case Op::Range: return 11;
     case Op::NonZero: return 9;
     case Op::CumSum: case Op::ScatterND: case Op::GatherND: case Op::GatherElements: return 11;
+    case Op::Erf: return 9;
+    case Op::LessOrEqual: case Op::GreaterOrEqual: return 12;
     default: return 7;
   }
 }
@@ -163,6 +166,27 @@ void normalize_indexing(ir::Node& node, const NodeScope& s, ImportContext& ctx) 
   }
 }
 
+// Clip before opset 11 takes float attributes `min`, `max` (defaults: float32's lowest and max);
+// the IR form takes them as inputs 1 and 2, so both become constants of the data's dtype.
+void normalize_clip(ir::Node& node, const NodeScope& s, ImportContext& ctx) {
+  if (ctx.opset >= 11) {
+    reject_attrs(node, s, {"min", "max"}, "is an input of Clip since opset 11");
+    return;
+  }
+  require_inputs(node, s, 1, "before opset 11");
+  const float lo = node.attrs.get_float("min", std::numeric_limits<float>::lowest());
+  const float hi = node.attrs.get_float("max", std::numeric_limits<float>::max());
+  node.attrs.erase("min");
+  node.attrs.erase("max");
+  DType dtype = DType::Float32;
+  if (!node.inputs.empty() && ctx.rank_known.count(node.inputs[0])) dtype = ctx.graph.value(node.inputs[0]).dtype;
+  if (!is_floating(dtype))
+    s.fail(ErrorCode::DTypeMismatch, std::string("Clip before opset 11 takes floating input, got ") + dtype_name(dtype));
+  node.inputs.resize(1, ir::kNoValue);
+  node.inputs.push_back(ctx.add_constant(node.name + "/min", Tensor::scalar<float>(lo).to(dtype)));
+  node.inputs.push_back(ctx.add_constant(node.name + "/max", Tensor::scalar<float>(hi).to(dtype)));
+}
+
 void check_values(ir::Node& node, const NodeScope& s, ImportContext& ctx) {
   switch (node.op) {
     case Op::Conv: case Op::ConvTranspose: {
@@ -233,6 +257,7 @@ void import_node(const ::onnx::NodeProto& proto, const std::string& node_name, I
       normalize_reduce(node, scope, ctx);
       break;
     case Op::GatherND: case Op::ScatterND: normalize_indexing(node, scope, ctx); break;
+    case Op::Clip: normalize_clip(node, scope, ctx); break;
     default: break;
   }
   check_values(node, scope, ctx);

@@ -1,4 +1,5 @@
 // Reference: unary and binary elementwise ops (numpy broadcasting), computed in double.
+#include <algorithm>
 #include <cmath>
 
 #include "reference/kernels.h"
@@ -23,6 +24,18 @@ double unary_op(ir::Op op, double x, double alpha) {
       return std::sqrt(x);
     case ir::Op::Identity:
       return x;
+    case ir::Op::Erf:
+      return std::erf(x);
+    case ir::Op::Softplus:  // log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|)
+      return x != x ? x : std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x)));
+    case ir::Op::Ceil:
+      return std::ceil(x);
+    case ir::Op::Floor:
+      return std::floor(x);
+    case ir::Op::Abs:
+      return std::abs(x);
+    case ir::Op::Reciprocal:
+      return 1.0 / x;
     default:
       throw Error(ErrorCode::Internal, std::string("not a unary op: ") + ir::op_name(op));
   }
@@ -111,13 +124,13 @@ std::vector<Tensor> unary(const NodeContext& ctx) {
   ir::Op op = ctx.node.op;
   if (op == ir::Op::Identity) return {x};
   if (x.dtype() == DType::Int64 || x.dtype() == DType::Int32) {
-    if (op != ir::Op::Neg && op != ir::Op::Relu)
+    if (op != ir::Op::Neg && op != ir::Op::Relu && op != ir::Op::Abs)
       ctx.fail(ErrorCode::DTypeMismatch,
                std::string("does not accept ") + dtype_name(x.dtype()) + " input");
     Tensor out(x.dtype(), x.shape());
     for (int64_t i = 0; i < x.numel(); ++i) {
       int64_t v = x.element_as_int(i);
-      v = op == ir::Op::Neg ? -v : (v > 0 ? v : 0);
+      v = op == ir::Op::Neg ? -v : op == ir::Op::Abs ? (v < 0 ? -v : v) : (v > 0 ? v : 0);
       if (x.dtype() == DType::Int64)
         out.data<int64_t>()[i] = v;
       else
@@ -175,6 +188,25 @@ std::vector<Tensor> eval_Sqrt(const NodeContext& ctx) {
   return unary(ctx);
 }
 std::vector<Tensor> eval_Identity(const NodeContext& ctx) {
+  return unary(ctx);
+}
+
+std::vector<Tensor> eval_Erf(const NodeContext& ctx) {
+  return unary(ctx);
+}
+std::vector<Tensor> eval_Softplus(const NodeContext& ctx) {
+  return unary(ctx);
+}
+std::vector<Tensor> eval_Ceil(const NodeContext& ctx) {
+  return unary(ctx);
+}
+std::vector<Tensor> eval_Floor(const NodeContext& ctx) {
+  return unary(ctx);
+}
+std::vector<Tensor> eval_Abs(const NodeContext& ctx) {
+  return unary(ctx);
+}
+std::vector<Tensor> eval_Reciprocal(const NodeContext& ctx) {
   return unary(ctx);
 }
 

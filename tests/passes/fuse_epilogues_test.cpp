@@ -193,5 +193,28 @@ TEST(FuseEpilogues, ObservedNodeStaysAKernelBoundary) {
   EXPECT_EQ(b.graph().nodes[1].name, "tanh");
 }
 
+// The float math ops fuse like Tanh; comparisons (bool results) and Clip do not.
+TEST(FuseEpilogues, FloatMathStepsFuseComparisonsDoNot) {
+  testing::GraphBuilder b;
+  auto x = b.input("x", {2, 3});
+  auto mm = b.node(Op::MatMul, "mm", {x, b.filled("w", {3, 3}, 0.25f)}, {2, 3});
+  auto v = mm;
+  for (Op op : {Op::Erf, Op::Softplus, Op::Reciprocal, Op::Abs, Op::Ceil, Op::Floor})
+    v = b.node(op, std::string("s_") + ir::op_name(op), {v}, {2, 3});
+  auto c = b.node(Op::Clip, "clip", {v, b.filled("lo", {}, 0.0f)}, {2, 3});
+  auto less = b.node(Op::Less, "less", {c, b.filled("half", {}, 0.5f)}, {2, 3}, DType::Bool);
+  b.output(less);
+  std::vector<Tensor> inputs = {Tensor::from_vector<float>({2, 3}, {0.5f, -1.f, 2.f, 0.25f, 3.f, -2.f})};
+  ir::Graph unfused = b.graph();
+  std::vector<Tensor> want = reference::evaluate(unfused, inputs);
+  EXPECT_EQ(fuse(b.graph()), 6);
+  ASSERT_EQ(b.graph().nodes.size(), 3u);
+  EXPECT_EQ(b.graph().nodes[0].epilogue.size(), 6u);
+  EXPECT_EQ(b.graph().nodes[1].op, Op::Clip);
+  EXPECT_EQ(b.graph().nodes[2].op, Op::Less);
+  std::vector<Tensor> got = reference::evaluate(b.graph(), inputs);
+  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(got[0].element_as_int(i), want[0].element_as_int(i)) << i;
+}
+
 }  // namespace
 }  // namespace lockstep

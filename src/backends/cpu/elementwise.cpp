@@ -1,4 +1,4 @@
-// Unary and binary elementwise ops with numpy broadcasting, Pow, Equal, Where, Cast.
+// Unary and binary elementwise ops with numpy broadcasting, Pow, Where, Cast (Equal: logical.cpp).
 // The output is walked as (row, column-chunk) items (static schedule); each operand is a row
 // base plus an inner stride of 0 or 1, and the node's epilogue runs on the chunk just written.
 #include <algorithm>
@@ -214,41 +214,6 @@ T load_as(const std::byte* p, DType dtype) {
   return T{};
 }
 
-// Equal: both inputs of one dtype, bool output. Compared as the stored type.
-class EqualKernel final : public Kernel {
- public:
-  EqualKernel(CompileContext& ctx, const ir::Node& node) {
-    const ir::Value& y = ctx.value(node.outputs.at(0));
-    view_ = row_view(y.shape);
-    a_ = operand(ctx, node, node.inputs.at(0), y.shape);
-    b_ = operand(ctx, node, node.inputs.at(1), y.shape);
-    out_ = static_cast<bool*>(ctx.ptr(node.outputs[0]));
-    size_ = storage_size(a_.dtype);
-  }
-  void run() override {
-    const Shape& s = view_.out_shape;
-    for (int64_t row = 0; row < view_.rows; ++row) {
-      const std::byte* a = a_.data + (a_.at.row_offset(row, s)) * static_cast<int64_t>(size_);
-      const std::byte* b = b_.data + (b_.at.row_offset(row, s)) * static_cast<int64_t>(size_);
-      bool* out = out_ + row * view_.inner;
-      for (int64_t j = 0; j < view_.inner; ++j) {
-        const std::byte* pa = a + j * a_.at.inner_stride * static_cast<int64_t>(size_);
-        const std::byte* pb = b + j * b_.at.inner_stride * static_cast<int64_t>(size_);
-        if (a_.dtype == DType::Float32 || a_.dtype == DType::Float64)
-          out[j] = load_as<float>(pa, a_.dtype) == load_as<float>(pb, b_.dtype);
-        else
-          out[j] = load_as<int64_t>(pa, a_.dtype) == load_as<int64_t>(pb, b_.dtype);
-      }
-    }
-  }
-
- private:
-  RowView view_;
-  Operand a_, b_;
-  bool* out_ = nullptr;
-  size_t size_ = 4;
-};
-
 // Where(cond, x, y): bytes of the selected operand, any element type.
 class WhereKernel final : public Kernel {
  public:
@@ -386,7 +351,6 @@ KernelPtr make_elementwise_kernel(CompileContext& ctx, const ir::Node& node) {
   };
   KernelPtr k;
   switch (node.op) {
-    case Op::Equal: k = std::make_unique<EqualKernel>(ctx, node); break;
     case Op::Where: k = std::make_unique<WhereKernel>(ctx, node); break;
     case Op::Cast: k = std::make_unique<CastKernel>(ctx, node); break;
     case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow:
@@ -403,6 +367,8 @@ KernelPtr make_elementwise_kernel(CompileContext& ctx, const ir::Node& node) {
       else throw unsupported();
       break;
     default:
+      if ((out == DType::Int64 || out == DType::Int32) && storage_dtype(ctx.value(node.inputs.at(0)).dtype) == out)
+        return make_int_unary_kernel(ctx, node);  // Abs, Neg, Relu (math.cpp)
       if (out != DType::Float32 || storage_dtype(ctx.value(node.inputs.at(0)).dtype) != DType::Float32)
         throw unsupported();
       return std::make_unique<FloatUnaryKernel>(ctx, node);

@@ -56,6 +56,12 @@ float apply_unary(Op op, float x, float alpha) {
     case Op::Neg: return -x;
     case Op::Sqrt: return std::sqrt(x);
     case Op::Identity: return x;
+    case Op::Erf: return fast_erf(x);
+    case Op::Softplus: return fast_softplus(x);
+    case Op::Ceil: return std::ceil(x);
+    case Op::Floor: return std::floor(x);
+    case Op::Abs: return std::fabs(x);
+    case Op::Reciprocal: return 1.0f / x;
     default: throw Error(ErrorCode::Internal, std::string("cpu: not a unary op: ") + ir::op_name(op));
   }
 }
@@ -88,6 +94,12 @@ float apply_binary(Op op, float a, float b) {
     case Op::Neg: LOCKSTEP_UNARY_LOOP(-x); return;
     case Op::Sqrt: LOCKSTEP_UNARY_LOOP(std::sqrt(x)); return;
     case Op::Identity: LOCKSTEP_UNARY_LOOP(x); return;
+    case Op::Erf: LOCKSTEP_UNARY_LOOP(fast_erf(x)); return;
+    case Op::Softplus: LOCKSTEP_UNARY_LOOP(fast_softplus(x)); return;
+    case Op::Ceil: LOCKSTEP_UNARY_LOOP(std::ceil(x)); return;
+    case Op::Floor: LOCKSTEP_UNARY_LOOP(std::floor(x)); return;
+    case Op::Abs: LOCKSTEP_UNARY_LOOP(std::fabs(x)); return;
+    case Op::Reciprocal: LOCKSTEP_UNARY_LOOP(1.0f / x); return;
     default: apply_unary(op, 0, alpha);  // throws
   }
 }

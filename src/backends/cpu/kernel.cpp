@@ -77,10 +77,17 @@ KernelPtr make_kernel(CompileContext& ctx, const ir::Node& node) {
       return make_conv_kernel(ctx, node);
     case Op::MatMul: case Op::Gemm: case Op::Softmax:
       return make_matmul_kernel(ctx, node);
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow: case Op::Equal: case Op::Where:
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow: case Op::Where:
     case Op::Tanh: case Op::Sigmoid: case Op::Relu: case Op::LeakyRelu: case Op::Exp: case Op::Neg:
     case Op::Sqrt: case Op::Cast:
       return make_elementwise_kernel(ctx, node);
+    case Op::Equal: case Op::Less: case Op::LessOrEqual: case Op::Greater: case Op::GreaterOrEqual:
+    case Op::And: case Op::Or: case Op::Xor: case Op::Not:
+      return make_logical_kernel(ctx, node);
+    case Op::Erf: case Op::Softplus: case Op::Ceil: case Op::Floor: case Op::Abs: case Op::Reciprocal:
+      return make_elementwise_kernel(ctx, node);
+    case Op::Clip:
+      return make_clip_kernel(ctx, node);
     case Op::Identity: case Op::Slice: case Op::Split: case Op::Concat: case Op::Reshape: case Op::Flatten:
     case Op::Transpose: case Op::Unsqueeze: case Op::Squeeze: case Op::Pad: case Op::Gather: case Op::Expand:
       return make_data_movement_kernel(ctx, node);

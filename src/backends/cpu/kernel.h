@@ -89,6 +89,10 @@ KernelPtr make_shape_kernel(CompileContext& ctx, const ir::Node& node);
 KernelPtr make_reduce_kernel(CompileContext& ctx, const ir::Node& node);
 KernelPtr make_indexing_kernel(CompileContext& ctx, const ir::Node& node);
 KernelPtr make_random_kernel(CompileContext& ctx, const ir::Node& node);
+// Comparisons and logical ops (logical.cpp); Clip and integer Abs/Neg/Relu (math.cpp).
+KernelPtr make_logical_kernel(CompileContext& ctx, const ir::Node& node);
+KernelPtr make_clip_kernel(CompileContext& ctx, const ir::Node& node);
+KernelPtr make_int_unary_kernel(CompileContext& ctx, const ir::Node& node);
 // Wraps a kernel so that the node's epilogue runs after it (for families that do not fuse it).
 KernelPtr with_epilogue(CompileContext& ctx, const ir::Node& node, KernelPtr inner);
 

@@ -15,6 +15,7 @@ bool nwc_elementwise(Op op) {
   switch (op) {
     case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Tanh: case Op::Sigmoid: case Op::Relu:
     case Op::LeakyRelu: case Op::Exp: case Op::Neg: case Op::Sqrt:
+    case Op::Erf: case Op::Softplus: case Op::Ceil: case Op::Floor: case Op::Abs: case Op::Reciprocal:
       return true;
     default:
       return false;

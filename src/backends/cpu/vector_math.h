@@ -71,4 +71,54 @@ namespace lockstep::cpu {
   return x == x ? t : x;
 }
 
+// erf as x P(x^2) / Q(x^2) on x clamped to [-4, 4] (erf(4) rounds to 1 in float32): the
+// rational approximation of Eigen / XLA (generic_fast_erf_float). Measured against double
+// std::erf on every float32 in [-4, 4] (and beyond): at most 3.4e-7 absolute and 2 ulp
+// relative where |erf| >= 1e-3 (CpuErf.MaxErrorOverTheFloatRange). NaN stays NaN (the clamp
+// compares false).
+[[gnu::always_inline]] inline float fast_erf(float in) {
+  float x = in < -4.0f ? -4.0f : (in > 4.0f ? 4.0f : in);
+  const float x2 = x * x;
+  float p = -2.72614225801306e-10f;
+  p = p * x2 + 2.77068142495902e-08f;
+  p = p * x2 + -2.10102402082508e-06f;
+  p = p * x2 + -5.69250639462346e-05f;
+  p = p * x2 + -7.34990630326855e-04f;
+  p = p * x2 + -2.95459980854025e-03f;
+  p = p * x2 + -1.60960333262415e-02f;
+  float q = -1.45660718464996e-05f;
+  q = q * x2 + -2.13374055278905e-04f;
+  q = q * x2 + -1.68282697438203e-03f;
+  q = q * x2 + -7.37332916720468e-03f;
+  q = q * x2 + -1.42647390514189e-02f;
+  return x * p / q;
+}
+
+// log(1 + e) for e in [0, 1] as 2 atanh(s): s = e / (2 + e) below sqrt(2) - 1, else
+// log(2) + 2 atanh((e - 1) / (e + 3)); |s| <= 0.1716, so the odd series to s^9 is exact to
+// float32 rounding, with no cancellation as e -> 0.
+[[gnu::always_inline]] inline float log1p_unit(float e) {
+  const bool hi = e > 0.41421356f;
+  const float s = hi ? (e - 1.0f) / (e + 3.0f) : e / (2.0f + e);
+  const float s2 = s * s;
+  float p = 2.0f / 9.0f;
+  p = p * s2 + 2.0f / 7.0f;
+  p = p * s2 + 2.0f / 5.0f;
+  p = p * s2 + 2.0f / 3.0f;
+  p = p * s2 + 2.0f;
+  return s * p + (hi ? 0.693147180559945309f : 0.0f);
+}
+
+// log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x, full relative precision
+// for very negative x (e^-|x| as (e^-|x|/2)^2 past fast_exp's clamp at -87, so that the
+// result goes gradually to 0 instead of stopping at e^-87).
+[[gnu::always_inline]] inline float fast_softplus(float x) {
+  const float a = x < 0 ? -x : x;
+  float e = fast_exp(-a);
+  const float h = fast_exp(-0.5f * a);
+  e = a < 87.0f ? e : h * h;
+  const float r = (x > 0 ? x : 0.0f) + log1p_unit(e);
+  return x == x ? r : x;
+}
+
 }  // namespace lockstep::cpu

@@ -19,6 +19,7 @@ class NoCopyKernel final : public Kernel {
 bool strided_reader_ok(Op op) {
   switch (op) {
     case Op::Tanh: case Op::Sigmoid: case Op::Relu: case Op::LeakyRelu: case Op::Exp: case Op::Neg: case Op::Sqrt:
+    case Op::Erf: case Op::Softplus: case Op::Ceil: case Op::Floor: case Op::Abs: case Op::Reciprocal:
     case Op::Add: case Op::Sub: case Op::Mul: case Op::Div:
       return true;
     default:

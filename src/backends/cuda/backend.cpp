@@ -7,6 +7,20 @@
 namespace lockstep::cuda {
 namespace {
 
+// Ops the CUDA kernels do not compute yet (the reference and the CPU do): comparisons and logical
+// ops, the unary float math added with them, and Clip.
+bool not_on_cuda_yet(ir::Op op) {
+  switch (op) {
+    case ir::Op::Less: case ir::Op::LessOrEqual: case ir::Op::Greater: case ir::Op::GreaterOrEqual:
+    case ir::Op::And: case ir::Op::Or: case ir::Op::Xor: case ir::Op::Not:
+    case ir::Op::Erf: case ir::Op::Softplus: case ir::Op::Ceil: case ir::Op::Floor: case ir::Op::Abs:
+    case ir::Op::Reciprocal: case ir::Op::Clip:
+      return true;
+    default:
+      return false;
+  }
+}
+
 class CudaBackend final : public Backend {
  public:
   std::string name() const override { return "cuda"; }
@@ -17,9 +31,13 @@ class CudaBackend final : public Backend {
     for (ir::ValueId v : node.outputs)
       if (v != ir::kNoValue && graph.value(v).shape.size() > static_cast<size_t>(kMaxRank))
         return "tensors of rank > 8 are not supported on CUDA";
-    for (const auto& step : node.epilogue)
+    if (not_on_cuda_yet(node.op)) return std::string(ir::op_name(node.op)) + " is not implemented on CUDA yet";
+    for (const auto& step : node.epilogue) {
       if (!ir::is_unary_elementwise(step.op) && !ir::is_binary_elementwise(step.op))
         return std::string("epilogue step ") + ir::op_name(step.op) + " is not element-wise";
+      if (not_on_cuda_yet(step.op))
+        return std::string("epilogue step ") + ir::op_name(step.op) + " is not implemented on CUDA yet";
+    }
     switch (node.op) {
       case ir::Op::Conv: case ir::Op::ConvTranspose:
         return conv_unsupported(graph, node);
