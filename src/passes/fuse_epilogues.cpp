@@ -16,9 +16,10 @@ bool is_fusable_step(ir::Op op) {
     case ir::Op::Add: case ir::Op::Sub: case ir::Op::Mul: case ir::Op::Div: case ir::Op::Pow:
     case ir::Op::Tanh: case ir::Op::Sigmoid: case ir::Op::Relu: case ir::Op::LeakyRelu:
     case ir::Op::Exp: case ir::Op::Neg: case ir::Op::Sqrt:
-    case ir::Op::Erf: case ir::Op::Softplus: case ir::Op::Ceil: case ir::Op::Floor: case ir::Op::Abs:
-    case ir::Op::Reciprocal:
+    case ir::Op::Erf: case ir::Op::Softplus: case ir::Op::Abs: case ir::Op::Reciprocal:
       return true;
+    // Ceil and Floor are decisions (a duration's frame count): kept as kernels of their own so that
+    // the tools see their inputs and outputs on every backend (diff/discrete.h).
     default:
       return false;
   }

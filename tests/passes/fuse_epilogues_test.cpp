@@ -193,8 +193,9 @@ TEST(FuseEpilogues, ObservedNodeStaysAKernelBoundary) {
   EXPECT_EQ(b.graph().nodes[1].name, "tanh");
 }
 
-// The float math ops fuse like Tanh; comparisons (bool results) and Clip do not.
-TEST(FuseEpilogues, FloatMathStepsFuseComparisonsDoNot) {
+// The float math ops fuse like Tanh; the decisions Ceil and Floor, comparisons (bool results) and
+// Clip do not.
+TEST(FuseEpilogues, FloatMathStepsFuseDecisionsAndComparisonsDoNot) {
   testing::GraphBuilder b;
   auto x = b.input("x", {2, 3});
   auto mm = b.node(Op::MatMul, "mm", {x, b.filled("w", {3, 3}, 0.25f)}, {2, 3});
@@ -207,11 +208,13 @@ TEST(FuseEpilogues, FloatMathStepsFuseComparisonsDoNot) {
   std::vector<Tensor> inputs = {Tensor::from_vector<float>({2, 3}, {0.5f, -1.f, 2.f, 0.25f, 3.f, -2.f})};
   ir::Graph unfused = b.graph();
   std::vector<Tensor> want = reference::evaluate(unfused, inputs);
-  EXPECT_EQ(fuse(b.graph()), 6);
-  ASSERT_EQ(b.graph().nodes.size(), 3u);
-  EXPECT_EQ(b.graph().nodes[0].epilogue.size(), 6u);
-  EXPECT_EQ(b.graph().nodes[1].op, Op::Clip);
-  EXPECT_EQ(b.graph().nodes[2].op, Op::Less);
+  EXPECT_EQ(fuse(b.graph()), 4);
+  ASSERT_EQ(b.graph().nodes.size(), 5u);
+  EXPECT_EQ(b.graph().nodes[0].epilogue.size(), 4u);
+  EXPECT_EQ(b.graph().nodes[1].op, Op::Ceil);
+  EXPECT_EQ(b.graph().nodes[2].op, Op::Floor);
+  EXPECT_EQ(b.graph().nodes[3].op, Op::Clip);
+  EXPECT_EQ(b.graph().nodes[4].op, Op::Less);
   std::vector<Tensor> got = reference::evaluate(b.graph(), inputs);
   for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(got[0].element_as_int(i), want[0].element_as_int(i)) << i;
 }
