@@ -9,6 +9,8 @@ each with input.npy (int64 [1, phonemes]), input_lengths.npy (int64 [1]), scales
   python3 scripts/piper_inputs.py --voice en_US-joe-medium.onnx --text "Hello there." --out in/
   python3 scripts/piper_inputs.py --voice V.onnx --fixture tests/fixtures/piper/sentences.json \
       --text-file sentences.txt     # writes the committed fixture (text + ids) instead
+  python3 scripts/piper_inputs.py --voice V.onnx --from-fixture tests/fixtures/piper/sentences.json \
+      --scales 0,1,0 --out in/      # the committed sentences' folders, no phonemizer needed
 """
 import argparse
 import json
@@ -50,6 +52,7 @@ def main():
     ap.add_argument("--text-file", help="a file of sentences, one per line")
     ap.add_argument("--out", help="folder for the per-sentence input folders")
     ap.add_argument("--fixture", help="write text + phoneme ids as JSON here instead of .npy folders")
+    ap.add_argument("--from-fixture", help="take the sentences (ids) from this committed JSON fixture")
     ap.add_argument("--scales", help="noise_scale,length_scale,noise_w (default: the voice's .onnx.json)")
     ap.add_argument("--sid", type=int, help="speaker id for a multi-speaker voice")
     args = ap.parse_args()
@@ -59,16 +62,22 @@ def main():
               [inf.get("noise_scale", 0.667), inf.get("length_scale", 1.0), inf.get("noise_w", 0.8)])
     if len(scales) != 3:
         sys.exit("--scales needs three numbers")
-    texts = []
-    if args.text:
+    if args.from_fixture:
+        with open(args.from_fixture, encoding="utf-8") as f:
+            sentences = json.load(f)["sentences"]
+        texts = None
+    else:
+        texts = []
+    if texts is not None and args.text:
         texts.append(args.text)
-    if args.text_file:
+    if texts is not None and args.text_file:
         with open(args.text_file, encoding="utf-8") as f:
             texts += [line.strip() for line in f if line.strip()]
-    if not texts:
-        sys.exit("give --text or --text-file")
-    sentences = []
-    for text in texts:
+    if texts is not None and not texts:
+        sys.exit("give --text, --text-file or --from-fixture")
+    if texts is not None:
+        sentences = []
+    for text in texts or []:
         for phonemes, ids in phoneme_ids(args.voice, text):
             sentences.append({"text": text, "phonemes": phonemes, "ids": ids})
     if args.fixture:

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <iostream>
 #include <list>
 #include <map>
 #include <mutex>
@@ -23,6 +25,7 @@ struct Entry {
   std::unique_ptr<Executable> exe;           // null when the segment has nothing left to compute
   std::vector<ir::ValueId> inputs, outputs;  // source-graph values, in the segment's input/output order
   std::vector<DType> output_dtypes;          // their IR dtypes
+  std::vector<Shape> output_shapes;          // their shapes (as the probe gave them)
   std::vector<std::pair<ir::ValueId, Tensor>> constants;  // folded values that later nodes or outputs read
   std::vector<int> covered;                  // source nodes this entry completes (segment, folded, host)
   std::vector<int> host_nodes;               // data-dependent source nodes run after the segment
@@ -73,6 +76,7 @@ class DynamicExecutable final : public Executable {
  public:
   DynamicExecutable(ir::Graph graph, const Backend& backend, Options options, CacheLimits limits)
       : source_(std::move(graph)), backend_(backend), options_(std::move(options)), cache_(limits) {
+    trace_ = std::getenv("LOCKSTEP_TRACE_SHAPES") != nullptr;
     cap_ = options_.max_memory_bytes > 0 ? options_.max_memory_bytes : default_memory_cap();
     parameter_reader_.assign(source_.values.size(), 0);
     for (const ir::Node& node : source_.nodes)
@@ -238,6 +242,28 @@ class DynamicExecutable final : public Executable {
         if (s == NodeState::Host) entry->host_nodes.push_back(origin[n]);
       }
     }
+    if (trace_) {
+      int counts[4] = {0, 0, 0, 0};
+      std::string first_blocked;
+      for (size_t n = 0; n < g.nodes.size(); ++n) {
+        ++counts[static_cast<int>(pr.states[n])];
+        if (pr.states[n] == NodeState::Blocked && first_blocked.empty()) {
+          first_blocked = g.nodes[n].name;
+          for (size_t i = 0; i < g.nodes[n].inputs.size(); ++i) {
+            ir::ValueId v = g.nodes[n].inputs[i];
+            if (v == ir::kNoValue) continue;
+            bool param = ir::is_parameter_input(g.nodes[n].op, i);
+            if (!env_[static_cast<size_t>(v)].defined() && !g.is_constant(v))
+              first_blocked += " (waits for '" + g.value(v).name + "'" + (param ? ", a parameter" : "") + ")";
+            else if (param && !g.is_constant(v))
+              first_blocked += " (parameter '" + g.value(v).name + "' not constant)";
+          }
+        }
+      }
+      std::cerr << "lockstep: run-time shapes: segment of " << counts[0] << " nodes (" << counts[1] << " folded, "
+                << counts[2] << " on the host, " << counts[3] << " waiting"
+                << (first_blocked.empty() ? "" : ", first '" + first_blocked + "'") << ")\n";
+    }
     std::sort(entry->key_values.begin(), entry->key_values.end());
     entry->key_values.erase(std::unique(entry->key_values.begin(), entry->key_values.end()), entry->key_values.end());
     entry->last = !blocked;
@@ -290,21 +316,33 @@ class DynamicExecutable final : public Executable {
     pipeline.fuse = options_.fuse;
     pipeline.observe = options_.observe;
     pipeline.max_memory_bytes = cap_;
+    std::vector<Shape> seg_shapes;
+    for (ir::ValueId v : seg_outputs) seg_shapes.push_back(s.value(v).shape);
     passes::run_pipeline(s, pipeline);
+    // Passes may hand a graph output over to another value (a Reshape or Identity removed): the
+    // segment's outputs are matched by position, and each keeps the shape the probe gave it.
     std::vector<ir::ValueId> kept_outputs;
-    for (ir::ValueId v : s.outputs) {
-      if (s.is_constant(v)) entry->constants.emplace_back(v, s.value(v).constant);
-      else kept_outputs.push_back(v);
+    for (size_t i = 0; i < s.outputs.size(); ++i) {
+      ir::ValueId v = s.outputs[i];
+      if (s.is_constant(v)) {
+        entry->constants.emplace_back(seg_outputs[i], s.value(v).constant.reshaped(seg_shapes[i]));
+        continue;
+      }
+      kept_outputs.push_back(v);
+      entry->outputs.push_back(seg_outputs[i]);
+      entry->output_shapes.push_back(seg_shapes[i]);
+      entry->output_dtypes.push_back(s.value(v).dtype);
     }
-    if (kept_outputs.empty() || s.nodes.empty()) return finish(entry);
+    if (kept_outputs.empty() || s.nodes.empty()) {
+      entry->outputs.clear();
+      return finish(entry);
+    }
     s.outputs = kept_outputs;
     for (const ir::Node& node : s.nodes)
       if (auto reason = backend_.unsupported_reason(s, node))
         throw Error(ErrorCode::UnsupportedOp, backend_.name() + " backend: " + *reason, node.name,
                     ir::op_name(node.op));
     entry->inputs = s.inputs;
-    entry->outputs = s.outputs;
-    for (ir::ValueId v : s.outputs) entry->output_dtypes.push_back(s.value(v).dtype);
     entry->bytes = s.plan ? s.plan->arena_bytes : 0;
     entry->exe = backend_.compile(s, options_);
     return finish(entry);
@@ -323,7 +361,9 @@ class DynamicExecutable final : public Executable {
       for (ir::ValueId v : entry.inputs) in.push_back(env_[static_cast<size_t>(v)]);
       std::vector<Tensor> out = entry.exe->run(in, run_options);
       for (size_t o = 0; o < entry.outputs.size(); ++o) {
-        env_[static_cast<size_t>(entry.outputs[o])] = std::move(out.at(o));
+        Tensor& t = out.at(o);
+        env_[static_cast<size_t>(entry.outputs[o])] =
+            t.shape() == entry.output_shapes[o] ? std::move(t) : t.reshaped(entry.output_shapes[o]);
         env_dtype_[static_cast<size_t>(entry.outputs[o])] = entry.output_dtypes[o];
       }
       ++stats_.last_run_segments;
@@ -348,6 +388,7 @@ class DynamicExecutable final : public Executable {
   const Backend& backend_;
   Options options_;
   int64_t cap_ = 0;
+  bool trace_ = false;  // LOCKSTEP_TRACE_SHAPES: one line per specialised segment on stderr
   std::vector<char> parameter_reader_;  // per value: read as a parameter input by some node
   SegmentCache cache_;
   Stats stats_;
