@@ -15,6 +15,7 @@
 #include "dynamic/probe.h"
 #include "passes/pipeline.h"
 #include "reference/evaluate.h"
+#include "voices/piper.h"
 
 namespace lockstep::dynamic {
 
@@ -88,6 +89,7 @@ class DynamicExecutable final : public Executable {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& run_options) override {
     std::lock_guard<std::mutex> lock(mutex_);  // one run at a time, as every backend
     check_inputs(inputs);
+    voices::check_piper_inputs(source_, inputs);  // what a voice's graph would silently accept
     const size_t nv = source_.values.size();
     env_.assign(nv, Tensor{});
     env_dtype_.assign(nv, DType::Float32);

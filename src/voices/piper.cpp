@@ -1,0 +1,66 @@
+#include "voices/piper.h"
+
+#include <cmath>
+#include <string>
+
+namespace lockstep::voices {
+
+namespace {
+
+int input_index(const ir::Graph& graph, const char* name) {
+  for (size_t i = 0; i < graph.inputs.size(); ++i)
+    if (graph.value(graph.inputs[i]).name == name) return static_cast<int>(i);
+  return -1;
+}
+
+std::string number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+}  // namespace
+
+bool is_piper_voice(const ir::Graph& graph) {
+  int in = input_index(graph, "input"), len = input_index(graph, "input_lengths"), sc = input_index(graph, "scales");
+  if (in < 0 || len < 0 || sc < 0) return false;
+  const ir::Value& s = graph.value(graph.inputs[static_cast<size_t>(sc)]);
+  return graph.value(graph.inputs[static_cast<size_t>(in)]).dtype == DType::Int64 &&
+         graph.value(graph.inputs[static_cast<size_t>(len)]).dtype == DType::Int64 && is_floating(s.dtype) &&
+         s.shape.size() == 1;
+}
+
+void check_piper_inputs(const ir::Graph& graph, const std::vector<Tensor>& inputs) {
+  if (!is_piper_voice(graph)) return;
+  auto at = [&](const char* name) -> const Tensor& { return inputs.at(static_cast<size_t>(input_index(graph, name))); };
+  const Tensor& ids = at("input");
+  const Tensor& lengths = at("input_lengths");
+  const Tensor& scales = at("scales");
+  if (ids.rank() != 2 || lengths.rank() != 1 || scales.rank() != 1 || scales.numel() != 3) return;  // shape checks say why
+  const int64_t phonemes = ids.shape()[1];
+  for (int64_t b = 0; b < lengths.numel(); ++b) {
+    int64_t n = lengths.element_as_int(b);
+    if (n < 1 || n > phonemes)
+      throw Error(ErrorCode::InvalidArgument, "input 'input_lengths'[" + std::to_string(b) + "] is " +
+                                                  std::to_string(n) + ", outside [1, " + std::to_string(phonemes) +
+                                                  "] (the phoneme count of input 'input')");
+  }
+  const char* names[3] = {"noise_scale", "length_scale", "noise_w"};
+  for (int64_t i = 0; i < 3; ++i) {
+    double v = scales.element_as_double(i);
+    bool ok = std::isfinite(v) && (i == 1 ? v > 0 : v >= 0);
+    if (!ok)
+      throw Error(ErrorCode::InvalidArgument, "input 'scales'[" + std::to_string(i) + "] (" + names[i] + ") is " +
+                                                  number(v) + "; it must be finite and " +
+                                                  (i == 1 ? "> 0" : ">= 0"));
+  }
+  if (int sid = input_index(graph, "sid"); sid >= 0) {
+    const Tensor& s = inputs.at(static_cast<size_t>(sid));
+    for (int64_t b = 0; b < s.numel(); ++b)
+      if (s.element_as_int(b) < 0)
+        throw Error(ErrorCode::InvalidArgument, "input 'sid'[" + std::to_string(b) + "] is " +
+                                                    std::to_string(s.element_as_int(b)) + ", a negative speaker id");
+  }
+}
+
+}  // namespace lockstep::voices

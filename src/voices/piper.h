@@ -1,0 +1,21 @@
+// Piper voices (VITS exported by Piper's export_onnx.py): recognised by their inputs, and their
+// inputs checked for what the graph itself would silently accept (a length beyond the phonemes,
+// a negative or NaN scale), so that a bad call is an error naming the input and the value.
+#pragma once
+
+#include <vector>
+
+#include "ir/graph.h"
+#include "lockstep/tensor.h"
+
+namespace lockstep::voices {
+
+// Inputs `input` int64 [batch, phonemes], `input_lengths` int64 [batch], `scales` float [3]
+// (optionally `sid` int64 [batch]).
+bool is_piper_voice(const ir::Graph& graph);
+
+// For a Piper voice: every input_lengths[b] in [1, phonemes]; scales finite, noise_scale and
+// noise_w >= 0, length_scale > 0; sid >= 0. Error(InvalidArgument) naming the input and value.
+void check_piper_inputs(const ir::Graph& graph, const std::vector<Tensor>& inputs);
+
+}  // namespace lockstep::voices
