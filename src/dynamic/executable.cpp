@@ -216,7 +216,12 @@ class DynamicExecutable final : public Executable {
       if (env_const_[v] || parameter_reader_[v])
         value.constant = t.dtype() == value.dtype || !is_floating(t.dtype()) ? t : t.to(value.dtype);
     }
+    auto t_probe = std::chrono::steady_clock::now();
     ProbeResult pr = probe(g, known, cap_);
+    auto ms_since = [](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    };
+    const double probe_ms = ms_since(t_probe);
 
     auto entry = std::make_shared<Entry>();
     const size_t nv = g.values.size();
@@ -262,7 +267,7 @@ class DynamicExecutable final : public Executable {
           }
         }
       }
-      std::cerr << "lockstep: run-time shapes: segment of " << counts[0] << " nodes (" << counts[1] << " folded, "
+      std::cerr << "lockstep: run-time shapes: probe " << probe_ms << " ms; segment of " << counts[0] << " nodes (" << counts[1] << " folded, "
                 << counts[2] << " on the host, " << counts[3] << " waiting"
                 << (first_blocked.empty() ? "" : ", first '" + first_blocked + "'") << ")\n";
     }
@@ -320,7 +325,9 @@ class DynamicExecutable final : public Executable {
     pipeline.max_memory_bytes = cap_;
     std::vector<Shape> seg_shapes;
     for (ir::ValueId v : seg_outputs) seg_shapes.push_back(s.value(v).shape);
+    auto t_pipeline = std::chrono::steady_clock::now();
     passes::run_pipeline(s, pipeline);
+    const double pipeline_ms = ms_since(t_pipeline);
     // Passes may hand a graph output over to another value (a Reshape or Identity removed): the
     // segment's outputs are matched by position, and each keeps the shape the probe gave it.
     std::vector<ir::ValueId> kept_outputs;
@@ -346,7 +353,11 @@ class DynamicExecutable final : public Executable {
                     ir::op_name(node.op));
     entry->inputs = s.inputs;
     entry->bytes = s.plan ? s.plan->arena_bytes : 0;
+    auto t_compile = std::chrono::steady_clock::now();
     entry->exe = backend_.compile(s, options_);
+    if (trace_)
+      std::cerr << "lockstep: run-time shapes:   pipeline " << pipeline_ms << " ms, " << backend_.name() << " compile "
+                << ms_since(t_compile) << " ms (" << s.nodes.size() << " kernels)\n";
     return finish(entry);
   }
 

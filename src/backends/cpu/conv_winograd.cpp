@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
+#include <unordered_map>
 #include <stdexcept>
 #include <string>
 
@@ -20,6 +22,7 @@
 #include "backends/cpu/conv_winograd_transforms.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/transpose.h"
+#include "core/hash.h"
 
 namespace lockstep::cpu {
 
@@ -62,6 +65,43 @@ Setting setting() {
 
 bool Winograd1d::available() { return isa_has_fma_vectors(active_isa()); }
 
+namespace {
+
+// Transformed weights alive in some executable, by content key: held weakly, so they live exactly
+// as long as an executable (e.g. a cached segment of another length) uses them.
+class TransformedCache {
+ public:
+  template <class T>
+  std::shared_ptr<const T> find_as(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = map_.find(key);
+    if (it == map_.end()) return nullptr;
+    auto p = it->second.lock();
+    if (!p) map_.erase(it);
+    return std::static_pointer_cast<const T>(p);
+  }
+  std::shared_ptr<const void> insert(const std::string& key, std::shared_ptr<const void> value) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = map_.find(key); it != map_.end())
+      if (auto p = it->second.lock()) return p;  // another thread made the same one first
+    if (map_.size() > 4096)  // drop expired keys now and then
+      for (auto it = map_.begin(); it != map_.end();) it = it->second.expired() ? map_.erase(it) : std::next(it);
+    map_[key] = value;
+    return value;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::weak_ptr<const void>> map_;
+};
+
+TransformedCache& shared_transforms() {
+  static TransformedCache cache;
+  return cache;
+}
+
+}  // namespace
+
 Winograd1d::Winograd1d(const Winograd1dShape& shape, const float* weights, const float* bias, int threads, Isa isa)
     : s_(shape), threads_(std::max(1, threads)), kernels_(&winograd_kernels(isa)) {
   const int64_t ci = s_.ci, co = s_.co, m = s_.tile;
@@ -86,29 +126,40 @@ Winograd1d::Winograd1d(const Winograd1dShape& shape, const float* weights, const
     }
     groups_.push_back(g);
   }
-  // Weights: u_q = (G g)_q for every group, in double, rounded once.
-  for (int q = 0; q < points_; ++q) u_[q].assign(static_cast<size_t>(panels_ * k_[q] * width), 0.0f);
-  const int inf = points_ - 1;
-  for (const Group& g : groups_) {
-    const GroupTransform t = group_transform(static_cast<int>(m), static_cast<int>(g.taps));
-    for (int64_t o = 0; o < co; ++o) {
-      const int64_t panel = o / width, lane = o % width;
-      for (int64_t c = 0; c < ci; ++c) {
-        const float* w = weights + (o * ci + c) * s_.k + g.first_tap;
-        for (int i = 0; i < t.inputs; ++i) {
-          const int q = t.point[i];
-          double u = 0.0;  // (G g)_q: the taps' polynomial at the point, its leading one at inf
-          if (q == inf) u = w[g.taps - 1];
-          else
-            for (int64_t e = 0; e < g.taps; ++e) u += ipow(kFinitePoints[q], static_cast<int>(e)) * w[e];
-          u *= t.g_scale[i];
-          u_[q][static_cast<size_t>((panel * k_[q] + g.offset[q] + c) * width + lane)] = static_cast<float>(u);
+  // Weights: u_q = (G g)_q for every group, in double, rounded once. Shared across compiles
+  // through a cache keyed by the weights' SHA-256 and everything the layout depends on.
+  const int64_t width_floats = width;
+  std::string key = sha256_hex(weights, static_cast<size_t>(co * ci * s_.k) * sizeof(float));
+  key += bias ? sha256_hex(bias, static_cast<size_t>(co) * sizeof(float)) : std::string("-");
+  key += "/" + std::to_string(ci) + "/" + std::to_string(co) + "/" + std::to_string(s_.k) + "/" + std::to_string(m) +
+         "/" + std::to_string(width_floats) + "/" + isa_name();
+  w_ = shared_transforms().find_as<Transformed>(key);
+  if (!w_) {
+    auto t = std::make_shared<Transformed>();
+    for (int q = 0; q < points_; ++q) t->u[q].assign(static_cast<size_t>(panels_ * k_[q] * width), 0.0f);
+    const int inf = points_ - 1;
+    for (const Group& g : groups_) {
+      const GroupTransform tr = group_transform(static_cast<int>(m), static_cast<int>(g.taps));
+      for (int64_t o = 0; o < co; ++o) {
+        const int64_t panel = o / width, lane = o % width;
+        for (int64_t c = 0; c < ci; ++c) {
+          const float* w = weights + (o * ci + c) * s_.k + g.first_tap;
+          for (int i = 0; i < tr.inputs; ++i) {
+            const int q = tr.point[i];
+            double u = 0.0;  // (G g)_q: the taps' polynomial at the point, its leading one at inf
+            if (q == inf) u = w[g.taps - 1];
+            else
+              for (int64_t e = 0; e < g.taps; ++e) u += ipow(kFinitePoints[q], static_cast<int>(e)) * w[e];
+            u *= tr.g_scale[i];
+            t->u[q][static_cast<size_t>((panel * k_[q] + g.offset[q] + c) * width + lane)] = static_cast<float>(u);
+          }
         }
       }
     }
+    t->bias.assign(static_cast<size_t>(panels_ * width), 0.0f);
+    if (bias) std::copy(bias, bias + co, t->bias.begin());
+    w_ = std::static_pointer_cast<const Transformed>(shared_transforms().insert(key, std::move(t)));
   }
-  bias_.assign(static_cast<size_t>(panels_ * width), 0.0f);
-  if (bias) std::copy(bias, bias + co, bias_.begin());
   zeros_.assign(static_cast<size_t>(ci), 0.0f);
 
   // Tiles, and chunks of whole register blocks: enough chunks for every thread, each small
@@ -168,9 +219,9 @@ void Winograd1d::multiply_chunk(const float* v, int64_t tile0, float* y) const {
     const int64_t lanes = std::min(width, s_.co - panel * width);
     for (int64_t b = 0; b * rows_ < chunk_ && tile0 + b * rows_ < tiles_; ++b) {
       for (int q = 0; q < points_; ++q)
-        if (k_[q] > 0) fn(v + v_offset_[q] + b * rows_ * k_[q], k_[q], u_[q].data() + panel * k_[q] * width, k_[q], m[q]);
+        if (k_[q] > 0) fn(v + v_offset_[q] + b * rows_ * k_[q], k_[q], w_->u[q].data() + panel * k_[q] * width, k_[q], m[q]);
       const int64_t first = tile0 + b * rows_;
-      const float* bias = bias_.data() + panel * width;
+      const float* bias = w_->bias.data() + panel * width;
       float* out = y + panel * width;
       store(m, rows_, vectors_, first, tiles_, map, bias, lanes, out);
     }

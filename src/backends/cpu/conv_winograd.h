@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "backends/cpu/isa.h"
@@ -59,8 +60,13 @@ class Winograd1d {
   int points_ = 4;                             // m + 2: finite points 0..m, then inf
   int64_t k_[kMaxPoints] = {};                 // reduction length of each point's product
   int64_t v_offset_[kMaxPoints] = {};          // each point's block in a chunk's V buffer
-  std::vector<float> u_[kMaxPoints];           // transformed weights [panel][k][panel width]
-  std::vector<float> bias_;          // padded to the panels
+  // Transformed weights [panel][k][panel width] per point and the bias padded to the panels:
+  // shared by every Winograd1d of the same weights and geometry (a new length compiles again).
+  struct Transformed {
+    std::vector<float> u[kMaxPoints];
+    std::vector<float> bias;
+  };
+  std::shared_ptr<const Transformed> w_;
   std::vector<float> zeros_;         // one row of ci zeros: the input outside [0, w_in)
   int vectors_ = 1;                  // vectors of output channels per panel (1..3)
   int rows_ = 8;                     // tiles per register block
