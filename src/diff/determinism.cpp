@@ -1,8 +1,11 @@
 #include "diff/determinism.h"
 
+#include <cstring>
 #include <memory>
 
 #include "core/hash.h"
+#include "dynamic/executable.h"
+#include "voices/piper.h"
 
 namespace lockstep::diff {
 
@@ -11,6 +14,45 @@ std::vector<std::string> output_hashes(const std::vector<Tensor>& outputs) {
   for (const Tensor& t : outputs) out.push_back(t.defined() ? sha256_hex(t) : "");
   return out;
 }
+
+namespace {
+
+// The first `keep` entries of `t` along `dim`.
+Tensor slice_leading(const Tensor& t, size_t dim, int64_t keep) {
+  Shape shape = t.shape();
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < dim; ++d) outer *= shape[d];
+  for (size_t d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t old = shape[dim];
+  shape[dim] = keep;
+  Tensor out(t.dtype(), shape);
+  const size_t es = dtype_size(t.dtype());
+  auto* dst = static_cast<std::byte*>(out.raw());
+  const auto* src = static_cast<const std::byte*>(t.raw());
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(dst + o * keep * inner * es, src + o * old * inner * es, static_cast<size_t>(keep * inner) * es);
+  return out;
+}
+
+std::vector<Tensor> shorter_call(const ir::Graph& graph, const std::vector<Tensor>& inputs) {
+  if (voices::is_piper_voice(graph)) return voices::shorter_inputs(graph, inputs);
+  // Otherwise: every symbolic dim of every input halved (its leading part kept).
+  std::vector<Tensor> out;
+  bool changed = false;
+  for (size_t i = 0; i < inputs.size() && i < graph.inputs.size(); ++i) {
+    const ir::Value& v = graph.value(graph.inputs[i]);
+    Tensor t = inputs[i];
+    for (size_t d = 0; d < v.shape.size() && d < t.shape().size(); ++d) {
+      if (v.shape[d] >= 0 || t.shape()[d] < 2) continue;
+      t = slice_leading(t, d, t.shape()[d] / 2);
+      changed = true;
+    }
+    out.push_back(t);
+  }
+  return changed ? out : std::vector<Tensor>{};
+}
+
+}  // namespace
 
 std::vector<DeterminismRun> in_process_sequence(const Model& a, const std::vector<Tensor>& inputs,
                                                 const std::string& backend, const Options& options,
@@ -36,6 +78,14 @@ std::vector<DeterminismRun> in_process_sequence(const Model& a, const std::vecto
     if (!a1) throw Error(ErrorCode::Internal, "A1 did not compile");
     return a1->run(inputs);
   });
+  // Shape churn (run-time shapes): the same executable at another length, then A's length again.
+  if (a1 && dynamic::stats(*a1)) {
+    std::vector<Tensor> other_length = shorter_call(a.graph(), inputs);
+    if (!other_length.empty()) {
+      attempt("A1 at length B", false, [&] { return a1->run(other_length); });
+      attempt("A1 after length B", true, [&] { return a1->run(inputs); });
+    }
+  }
   for (const auto& other : others)
     attempt(other.label, false, [&] {
       Options o = options;

@@ -63,4 +63,19 @@ void check_piper_inputs(const ir::Graph& graph, const std::vector<Tensor>& input
   }
 }
 
+std::vector<Tensor> shorter_inputs(const ir::Graph& graph, const std::vector<Tensor>& inputs) {
+  const int in = input_index(graph, "input"), len = input_index(graph, "input_lengths");
+  if (!is_piper_voice(graph)) return {};
+  const Tensor& ids = inputs.at(static_cast<size_t>(in));
+  if (ids.rank() != 2 || ids.shape()[0] != 1 || ids.shape()[1] < 4) return {};
+  const int64_t n = ids.shape()[1], keep = n / 2;
+  std::vector<int64_t> shorter(static_cast<size_t>(keep + 1));
+  for (int64_t i = 0; i < keep; ++i) shorter[static_cast<size_t>(i)] = ids.element_as_int(i);
+  shorter[static_cast<size_t>(keep)] = ids.element_as_int(n - 1);
+  std::vector<Tensor> out = inputs;
+  out[static_cast<size_t>(in)] = Tensor::from_vector<int64_t>({1, keep + 1}, shorter);
+  out[static_cast<size_t>(len)] = Tensor::from_vector<int64_t>({1}, {keep + 1});
+  return out;
+}
+
 }  // namespace lockstep::voices

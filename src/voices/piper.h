@@ -18,4 +18,9 @@ bool is_piper_voice(const ir::Graph& graph);
 // noise_w >= 0, length_scale > 0; sid >= 0. Error(InvalidArgument) naming the input and value.
 void check_piper_inputs(const ir::Graph& graph, const std::vector<Tensor>& inputs);
 
+// A shorter call of the same voice (the first half of the phonemes and the last one, the end
+// marker; input_lengths to match): the other length of `determinism`'s shape churn. Empty when
+// the call is too short to shorten.
+std::vector<Tensor> shorter_inputs(const ir::Graph& graph, const std::vector<Tensor>& inputs);
+
 }  // namespace lockstep::voices
