@@ -41,11 +41,13 @@ int cmd_compare(const CompareArgs& given) {
   progress.step("compiling " + args.ref);
   auto ref_exe = compile(model, args.ref, options);
   progress.step("running " + args.ref);
-  std::vector<Tensor> ref_out = ref_exe->run(inputs.tensors);
+  RunOptions seeded;  // --seed also seeds the model's random ops (the same draws on both sides)
+  seeded.seed = static_cast<uint64_t>(args.inputs.seed);
+  std::vector<Tensor> ref_out = ref_exe->run(inputs.tensors, seeded);
   progress.step("compiling " + args.test);
   auto test_exe = compile(model, args.test, options);
   progress.step("running " + args.test);
-  std::vector<Tensor> test_out = test_exe->run(inputs.tensors);
+  std::vector<Tensor> test_out = test_exe->run(inputs.tensors, seeded);
   progress.clear();
 
   const ir::Graph& graph = model.graph();
@@ -89,7 +91,7 @@ int cmd_compare(const CompareArgs& given) {
                       (!is_floating(ref_out[i].dtype()) && sha256_hex(ref_out[i]) != sha256_hex(test_out[i]));
   if (lengths_differ) {
     diff::DiscreteCapture ref_decisions(graph), test_decisions(graph);
-    RunOptions ref_run, test_run;
+    RunOptions ref_run = seeded, test_run = seeded;
     ref_run.tap = ref_decisions.tap();
     test_run.tap = test_decisions.tap();
     ref_exe->run(inputs.tensors, ref_run);
