@@ -6,13 +6,32 @@
 
 #include "commands.h"
 #include "core/hash.h"
+#include "core/atomic_file.h"
 #include "core/npy.h"
+#include "core/wav.h"
 #include "ir/graph.h"
 #include "inputs.h"
 
 namespace lockstep::cli {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// A Piper voice's sample rate from the .onnx.json beside it (audio.sample_rate), else 22050.
+int voice_sample_rate(const std::string& model) {
+  constexpr int kPiperDefault = 22050;
+  std::error_code ec;
+  if (model.empty() || !fs::exists(model + ".json", ec)) return kPiperDefault;
+  try {
+    auto config = nlohmann::json::parse(read_file(model + ".json"));
+    return config.at("audio").at("sample_rate").get<int>();
+  } catch (const std::exception&) {
+    return kPiperDefault;
+  }
+}
+
+}  // namespace
 
 int cmd_run(const RunArgs& args) {
   for (const std::string& name : {args.backend})
@@ -65,6 +84,12 @@ int cmd_run(const RunArgs& args) {
                                    {"shape", outputs[i].shape()},
                                    {"sha256", sha256_hex(outputs[i])}});
     }
+    if (!args.wav.empty()) {
+      const int rate = args.sample_rate > 0 ? args.sample_rate : voice_sample_rate(args.model);
+      write_wav(args.wav, outputs.at(0), rate);
+      written.push_back(args.wav);
+      report["wav"] = {{"file", args.wav}, {"sample_rate", rate}, {"samples", outputs.at(0).numel()}};
+    }
   } catch (...) {
     for (const auto& path : written) fs::remove(path, ec);
     throw;
@@ -77,6 +102,9 @@ int cmd_run(const RunArgs& args) {
       std::cout << o["name"].get<std::string>() << " " << o["dtype"].get<std::string>() << " "
                 << shape_str(o["shape"].get<Shape>()) << " -> " << o["file"].get<std::string>() << "  sha256 "
                 << o["sha256"].get<std::string>().substr(0, 16) << '\n';
+    if (report.contains("wav"))
+      std::cout << "wav: " << args.wav << " (" << report["wav"]["samples"].get<int64_t>() << " samples at "
+                << report["wav"]["sample_rate"].get<int>() << " Hz)\n";
   }
   return kExitOk;
 }

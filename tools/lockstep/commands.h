@@ -38,6 +38,8 @@ struct RunArgs {
   bool print_after_all = false;
   int opt_bisect_limit = -1;
   bool no_fuse = false;
+  std::string wav;      // also write output 0 as a 16-bit PCM .wav (a voice's audio)
+  int sample_rate = 0;  // 0: the voice's MODEL.onnx.json audio.sample_rate, else 22050
 };
 
 struct CompareArgs {

@@ -48,6 +48,10 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--print-after-all", run.print_after_all, "dump the IR to stderr after each pass");
   run_cmd->add_option("--opt-bisect-limit", run.opt_bisect_limit, "stop after N pass applications");
   run_cmd->add_flag("--no-fuse", run.no_fuse, "no epilogue fusion");
+  run_cmd->add_option("--wav", run.wav, "also write the first output as a 16-bit mono .wav (a voice's audio)");
+  run_cmd->add_option("--sample-rate", run.sample_rate,
+                      "sample rate of --wav (default: audio.sample_rate of MODEL.onnx.json, else 22050)")
+      ->check(CLI::Range(1, 1000000));
   add_inputs(run_cmd, run.inputs);
   run_cmd->get_option("--seed")->description(
       "seed for drawn inputs when none are given and for random ops without a seed attribute (default 0)");
