@@ -59,7 +59,7 @@ step "unit + conformance tests under ASan/UBSan"
 # The Python-driven runner sweeps (ONNX Runtime, TVM) and the decoder-sized bisection sweeps
 # exercise the same lockstep code as their small-model cases, which do run here.
 # The real Piper voice's float64 reference runs are left to the normal build too (its cpu tests run).
-EXCLUDE="${ASAN_CTEST_EXCLUDE:-SharedModels|Soak\\.|OrtBisect|TvmRunner|BisectModelTest.*_dec_|PiperVoice\\.(Sentences|SeededNoise)}"
+EXCLUDE="${ASAN_CTEST_EXCLUDE:-SharedModels|Soak\\.|OrtBisect|TvmRunner|BisectModelTest.*_dec_|PiperVoice\\.(Sentences|SeededNoise)|PiperArch}"
 ctest --test-dir "$BUILD" -L cpu -E "$EXCLUDE" --output-on-failure -j "$JOBS" --timeout 900
 
 step "soak under LeakSanitizer"

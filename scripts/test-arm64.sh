@@ -129,6 +129,7 @@ SLOW=(
   '^SeedFlow\.ReferenceOutputIsFiniteAndDeterministic$'                  # float64 reference, twice: 30 s (q)
   '^Backends/Concurrency\.ConcurrentRunsGiveSequentialBits/"reference"$'  # 66 s (l); the cpu case runs
   '^PiperVoice\.(SentencesMatchOnnxRuntimeLengthAndReferenceValues|SeededNoiseIsTheSameOnEveryBackendAndRun)$'  # the voice on the float64 reference (16 s native); the cpu voice tests run
+  '^Voices/PiperArch\.'                              # float64 reference + cpu on six small voices: 22 s native
 )
 EXCLUDE="$(IFS='|'; echo "${SLOW[*]}")"
 # Tests whose lockstep process starts an arm64 binary itself (check's and determinism's fresh
