@@ -64,7 +64,8 @@ Capture reference_capture(const Model& model, const Options& options, const std:
                           const std::vector<Anchor>& anchors) {
   Options unfused = options;
   unfused.fuse = false;
-  ir::Graph g = prepare(model, unfused);
+  // Through compile(): a model with run-time shapes (a voice) goes through the shape stage.
+  std::unique_ptr<Executable> exe = compile(model, "reference", unfused);
   Capture c;
   c.anchors.resize(anchors.size());
   c.status.resize(anchors.size(), kAnchorRemoved);
@@ -76,7 +77,9 @@ Capture reference_capture(const Model& model, const Options& options, const std:
         c.status[k] = kAnchorOk;
       }
   };
-  c.outputs = reference::evaluate(g, inputs, tap);
+  RunOptions run;
+  run.tap = tap;
+  c.outputs = exe->run(inputs, run);
   return c;
 }
 
