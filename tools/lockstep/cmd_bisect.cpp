@@ -100,6 +100,11 @@ int cmd_bisect(const BisectArgs& args) {
   if (inputs.drawn) std::cerr << "lockstep: no inputs given; drawing them from seed " << args.inputs.seed << '\n';
   if (external) return bisect_external_cli(args, format, inputs, embedded);
 
+  if (Model s = specialise_for_tools(model, inputs, static_cast<uint64_t>(args.inputs.seed), "bisect");
+      &s.graph() != &model.graph()) {
+    model = s;
+    inputs.bind.clear();  // the specialised graph has its input shapes
+  }
   diff::BisectConfig config;
   config.ref = args.ref;
   config.options.threads = args.common.threads;

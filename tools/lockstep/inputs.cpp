@@ -1,9 +1,13 @@
 #include "inputs.h"
 
+#include <iostream>
+
 #include <cctype>
 #include <set>
 
 #include "core/npy.h"
+#include "dynamic/executable.h"
+#include "dynamic/specialize.h"
 #include "zoo/random.h"
 #include "zoo/seed_flow.h"
 
@@ -110,6 +114,17 @@ std::string file_stem(const std::string& value_name) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
   if (s.empty() || s == "." || s == "..") s = "_" + s;
   return s;
+}
+
+Model specialise_for_tools(const Model& model, const ModelInputs& inputs, uint64_t seed, const std::string& command) {
+  Options options;
+  options.input_shapes = inputs.bind;
+  if (!dynamic::needs_run_time_shapes(model.graph(), options)) return model;
+  dynamic::Specialised s = dynamic::specialise_to_inputs(model.graph(), inputs.tensors, seed);
+  std::cerr << "lockstep: " << command << ": the model's sizes depend on run-time values; specialised to these inputs: "
+            << s.fixed.size() << " size-deciding values (NonZero results, computed shapes and bounds) are fixed to "
+            << "the float64 reference's, so the tested side follows the reference's discrete decisions\n";
+  return Model::from_graph(std::move(s.graph));
 }
 
 }  // namespace lockstep::cli

@@ -25,6 +25,11 @@ bool has_input_args(const InputArgs& args);
 // A model file, or the embedded default (zoo::seed_flow_graph) when `path` is empty.
 Model load_model_or_default(const std::string& path);
 
+// For the tools that need one static graph (bisect): a model whose sizes are only known at run
+// time comes back specialised to these inputs (dynamic/specialize.h: the reference's size-deciding
+// values become constants), with a note on stderr naming how many; any other model unchanged.
+Model specialise_for_tools(const Model& model, const ModelInputs& inputs, uint64_t seed, const std::string& command);
+
 // A value name made safe as a file name: [A-Za-z0-9._-] kept, anything else → '_'.
 std::string file_stem(const std::string& value_name);
 
