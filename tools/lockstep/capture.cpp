@@ -5,6 +5,7 @@
 
 #include "core/atomic_file.h"
 #include "core/npy.h"
+#include "dynamic/executable.h"
 #include "ir/graph.h"
 #include "reference/evaluate.h"
 #include "zoo/seed_flow.h"
@@ -54,9 +55,14 @@ Capture run_with_taps(Executable& exe, const std::vector<Tensor>& inputs, const 
       if (name == node.name) c.anchors[k] = value.clone();
   };
   c.outputs = exe.run(inputs, options);
+  // With run-time shapes, exe.graph() is the model's graph: an anchor the call's specialisation
+  // folded (shape arithmetic) or fused away is only known to be gone after the run.
+  const bool run_time_shapes = dynamic::stats(exe) != nullptr;
   for (size_t k = 0; k < anchors.size(); ++k)
-    if (c.status[k] == kAnchorOk && !c.anchors[k].defined())
-      throw Error(ErrorCode::Internal, exe.backend_name() + " backend: no tap for anchor '" + anchors[k].name + "'");
+    if (c.status[k] == kAnchorOk && !c.anchors[k].defined()) {
+      if (run_time_shapes) c.status[k] = kAnchorRemoved;
+      else throw Error(ErrorCode::Internal, exe.backend_name() + " backend: no tap for anchor '" + anchors[k].name + "'");
+    }
   return c;
 }
 
