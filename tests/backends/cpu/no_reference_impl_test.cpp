@@ -21,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kBinary = LOCKSTEP_BINARY_DIR "/lockstep";
+const std::string kBinary = LOCKSTEP_CLI;  // the binary, or the emulator and the binary (cross builds)
 
 struct Cap {
   const char* onednn;    // ONEDNN_MAX_CPU_ISA
