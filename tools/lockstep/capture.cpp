@@ -31,7 +31,8 @@ std::vector<Anchor> choose_anchors(const ir::Graph& graph, bool embedded_default
   return out;
 }
 
-Capture run_with_taps(Executable& exe, const std::vector<Tensor>& inputs, const std::vector<Anchor>& anchors) {
+Capture run_with_taps(Executable& exe, const std::vector<Tensor>& inputs, const std::vector<Anchor>& anchors,
+                      uint64_t seed) {
   const ir::Graph& g = exe.graph();
   Capture c;
   c.anchors.resize(anchors.size());
@@ -49,6 +50,7 @@ Capture run_with_taps(Executable& exe, const std::vector<Tensor>& inputs, const 
     }
   }
   RunOptions options;
+  options.seed = seed;
   options.tap = [&](const ir::Node& node, int output_index, const Tensor& value) {
     if (output_index != 0) return;
     for (const auto& [name, k] : wanted)
@@ -67,7 +69,7 @@ Capture run_with_taps(Executable& exe, const std::vector<Tensor>& inputs, const 
 }
 
 Capture reference_capture(const Model& model, const Options& options, const std::vector<Tensor>& inputs,
-                          const std::vector<Anchor>& anchors) {
+                          const std::vector<Anchor>& anchors, uint64_t seed) {
   Options unfused = options;
   unfused.fuse = false;
   // Through compile(): a model with run-time shapes (a voice) goes through the shape stage.
@@ -85,6 +87,7 @@ Capture reference_capture(const Model& model, const Options& options, const std:
   };
   RunOptions run;
   run.tap = tap;
+  run.seed = seed;
   c.outputs = exe->run(inputs, run);
   return c;
 }

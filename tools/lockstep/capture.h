@@ -29,11 +29,13 @@ struct Capture {
 std::vector<Anchor> choose_anchors(const ir::Graph& graph, bool embedded_default);
 
 // Runs `exe` once, tapping output 0 of the kernels whose result is an anchor.
-Capture run_with_taps(Executable& exe, const std::vector<Tensor>& inputs, const std::vector<Anchor>& anchors);
+// `seed`: the run seed of the model's random ops (RunOptions::seed).
+Capture run_with_taps(Executable& exe, const std::vector<Tensor>& inputs, const std::vector<Anchor>& anchors,
+                      uint64_t seed = 0);
 
 // Float64 reference values: the model prepared without fusion, evaluated node by node.
 Capture reference_capture(const Model& model, const Options& options, const std::vector<Tensor>& inputs,
-                          const std::vector<Anchor>& anchors);
+                          const std::vector<Anchor>& anchors, uint64_t seed = 0);
 
 // A capture as files in `dir` (anchor_K.npy, output_I.npy, status.txt) and back.
 void write_capture(const std::string& dir, const Capture& capture);

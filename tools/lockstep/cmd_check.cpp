@@ -146,7 +146,8 @@ int cmd_check(const CheckArgs& args) {
 
   Progress progress(1 + static_cast<int>(backends.size()) * (args.fresh + 3));
   progress.step("float64 reference");
-  Capture ref = reference_capture(model, options, inputs.tensors, anchors);
+  const auto seed = static_cast<uint64_t>(args.inputs.seed);  // --seed: drawn inputs and random ops
+  Capture ref = reference_capture(model, options, inputs.tensors, anchors, seed);
 
   TempDir tmp;
   std::string inputs_npz = tmp.path() + "/inputs.npz", anchors_file = tmp.path() + "/anchors.txt";
@@ -169,7 +170,7 @@ int cmd_check(const CheckArgs& args) {
       fs::create_directories(dir);
       std::vector<std::string> wargs{"__worker", "--backend", b->name(), "--inputs-npz", inputs_npz, "--anchors",
                                      anchors_file, "--out", dir, "--threads", std::to_string(args.common.threads),
-                                     "--precision", options.precision};
+                                     "--precision", options.precision, "--seed", std::to_string(seed)};
       if (options.safe) wargs.push_back("--safe");
       if (!embedded) wargs.insert(wargs.begin() + 1, args.model);
       int rc = spawn_worker(wargs, dir + "/log.txt");
@@ -198,7 +199,7 @@ int cmd_check(const CheckArgs& args) {
     progress.step(b->name() + ": in-process A1");
     in_process("A1", [&](RunRecord& r) {
       alive.push_back(compile(model, b->name(), options));
-      r.capture = run_with_taps(*alive.back(), inputs.tensors, anchors);
+      r.capture = run_with_taps(*alive.back(), inputs.tensors, anchors, seed);
     });
     progress.step(b->name() + ": in-process B");
     in_process("B", [&](RunRecord&) {
@@ -211,7 +212,7 @@ int cmd_check(const CheckArgs& args) {
     progress.step(b->name() + ": in-process A2");
     in_process("A2", [&](RunRecord& r) {
       alive.push_back(compile(model, b->name(), options));
-      r.capture = run_with_taps(*alive.back(), inputs.tensors, anchors);
+      r.capture = run_with_taps(*alive.back(), inputs.tensors, anchors, seed);
     });
   }
   progress.clear();

@@ -28,7 +28,7 @@ int cmd_worker(const WorkerArgs& args) {
   options.input_shapes = inputs.bind;
   for (const auto& a : anchors) options.observe.push_back(a.name);
   auto exe = compile(model, args.backend, options);
-  write_capture(args.out_dir, run_with_taps(*exe, inputs.tensors, anchors));
+  write_capture(args.out_dir, run_with_taps(*exe, inputs.tensors, anchors, args.seed));
   return kExitOk;
 }
 

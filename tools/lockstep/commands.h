@@ -74,6 +74,7 @@ struct WorkerArgs {
   int threads = 0;
   std::string precision = "fp32";
   bool safe = false;
+  uint64_t seed = 0;  // the run seed of the model's random ops
 };
 
 // `bisect`, `determinism`, `bisect-passes` (cmd_bisect.cpp, cmd_determinism.cpp, cmd_bisect_passes.cpp).

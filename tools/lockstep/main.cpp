@@ -148,6 +148,7 @@ int main(int argc, char** argv) {
   worker_cmd->add_option("--threads", worker.threads);
   worker_cmd->add_option("--precision", worker.precision);
   worker_cmd->add_flag("--safe", worker.safe);
+  worker_cmd->add_option("--seed", worker.seed);
 
   try {
     app.parse(argc, argv);
