@@ -1,7 +1,6 @@
 #include "diff/discrete.h"
 
 #include <cstdio>
-#include <cstring>
 
 namespace lockstep::diff {
 
@@ -35,8 +34,7 @@ int64_t broadcast_offset(const Shape& in, const Shape& out, const std::vector<in
 }  // namespace
 
 bool is_deciding_node(const ir::Graph& graph, const ir::Node& node) {
-  const char* op = ir::op_name(node.op);
-  if (!std::strcmp(op, "Ceil") || !std::strcmp(op, "Floor") || !std::strcmp(op, "Round")) return true;
+  if (node.op == ir::Op::Ceil || node.op == ir::Op::Floor) return true;
   for (ir::ValueId v : node.outputs)
     if (v != ir::kNoValue && !is_floating(graph.value(v).dtype)) return true;
   return false;

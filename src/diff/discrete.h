@@ -1,5 +1,5 @@
 // Discrete decisions: where two runs part on a value that is a choice rather than a measurement
-// (an integer or bool tensor, a Ceil/Floor/Round), e.g. a float32 rounding that flips a duration's
+// (an integer or bool tensor, a Ceil or Floor), e.g. a float32 rounding that flips a duration's
 // Ceil and changes the audio's length. Then a cosine over tensors of different lengths means
 // nothing; this names the first node whose shape or decision differs, the element, and both
 // sides' input values there.
@@ -15,7 +15,7 @@
 
 namespace lockstep::diff {
 
-// True for the nodes whose outputs are decisions: integer/bool outputs, Ceil, Floor, Round.
+// True for the nodes whose outputs are decisions: integer/bool outputs, Ceil, Floor.
 bool is_deciding_node(const ir::Graph& graph, const ir::Node& node);
 
 // Records, by value name, the outputs of deciding nodes and the inputs they read, from a run's

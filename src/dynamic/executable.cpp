@@ -314,7 +314,7 @@ class DynamicExecutable final : public Executable {
       nodes.push_back(node);
     }
     // Graph outputs that are run-time values already (a graph input passed through) need nothing.
-    if (nodes.empty() || seg_outputs.empty()) return finish(entry);
+    if (nodes.empty() || seg_outputs.empty()) return entry;
     s.nodes = std::move(nodes);
     s.inputs = seg_inputs;
     s.outputs = seg_outputs;
@@ -344,7 +344,7 @@ class DynamicExecutable final : public Executable {
     }
     if (kept_outputs.empty() || s.nodes.empty()) {
       entry->outputs.clear();
-      return finish(entry);
+      return entry;
     }
     s.outputs = kept_outputs;
     for (const ir::Node& node : s.nodes)
@@ -358,10 +358,8 @@ class DynamicExecutable final : public Executable {
     if (trace_)
       std::cerr << "lockstep: run-time shapes:   pipeline " << pipeline_ms << " ms, " << backend_.name() << " compile "
                 << ms_since(t_compile) << " ms (" << s.nodes.size() << " kernels)\n";
-    return finish(entry);
+    return entry;
   }
-
-  static EntryPtr finish(std::shared_ptr<Entry> entry) { return entry; }
 
   void execute(const Entry& entry, const RunOptions& run_options) {
     for (const auto& [v, t] : entry.constants) {

@@ -5,12 +5,6 @@ namespace lockstep::ir {
 
 namespace {
 
-const Value& input(const Graph& graph, const Node& node, size_t i) {
-  if (i >= node.inputs.size() || node.inputs[i] == kNoValue)
-    fail(node, ErrorCode::InvalidModel, "required input " + std::to_string(i) + " is missing");
-  return graph.value(node.inputs[i]);
-}
-
 void require_same(const Node& node, DType a, DType b) {
   if (a != b)
     fail(node, ErrorCode::DTypeMismatch,
@@ -26,16 +20,16 @@ void require(const Node& node, bool ok, DType got, const char* wanted) {
 }  // namespace
 
 std::vector<ValueType> infer_logical_and_math(const Graph& graph, const Node& node) {
-  const Value& x = input(graph, node, 0);
+  const Value& x = required_input(graph, node, 0);
   switch (node.op) {
     case Op::Less: case Op::LessOrEqual: case Op::Greater: case Op::GreaterOrEqual: {
-      const Value& y = input(graph, node, 1);
+      const Value& y = required_input(graph, node, 1);
       require(node, x.dtype != DType::Bool, x.dtype, "numeric (float, int32, int64)");
       require_same(node, x.dtype, y.dtype);
       return {{DType::Bool, node_broadcast(node, x.shape, y.shape)}};
     }
     case Op::And: case Op::Or: case Op::Xor: {
-      const Value& y = input(graph, node, 1);
+      const Value& y = required_input(graph, node, 1);
       require(node, x.dtype == DType::Bool, x.dtype, "bool");
       require(node, y.dtype == DType::Bool, y.dtype, "bool");
       return {{DType::Bool, node_broadcast(node, x.shape, y.shape)}};

@@ -6,12 +6,6 @@ namespace lockstep::ir {
 
 namespace {
 
-const Value& input(const Graph& graph, const Node& node, size_t i) {
-  if (i >= node.inputs.size() || node.inputs[i] == kNoValue)
-    fail(node, ErrorCode::InvalidModel, "required input " + std::to_string(i) + " is missing");
-  return graph.value(node.inputs[i]);
-}
-
 void require_index_dtype(const Node& node, DType dtype) {
   if (dtype != DType::Int64 && dtype != DType::Int32)
     fail(node, ErrorCode::DTypeMismatch, std::string("indices must be int32 or int64, got ") + dtype_name(dtype));
@@ -81,7 +75,7 @@ int64_t gather_elements_axis(const Node& node, const Shape& data, const Shape& i
 }
 
 std::vector<ValueType> infer_indexing(const Graph& graph, const Node& node) {
-  const Value& data = input(graph, node, 0);
+  const Value& data = required_input(graph, node, 0);
   switch (node.op) {
     case Op::NonZero: {
       const int64_t rows = std::max<int64_t>(static_cast<int64_t>(data.shape.size()), 1);
@@ -93,8 +87,8 @@ std::vector<ValueType> infer_indexing(const Graph& graph, const Node& node) {
       return {{DType::Int64, {rows, count}}};
     }
     case Op::ScatterND: {
-      const Value& indices = input(graph, node, 1);
-      const Value& updates = input(graph, node, 2);
+      const Value& indices = required_input(graph, node, 1);
+      const Value& updates = required_input(graph, node, 2);
       require_index_dtype(node, indices.dtype);
       if (updates.dtype != data.dtype)
         fail(node, ErrorCode::DTypeMismatch, "updates and data have different dtypes");
@@ -105,12 +99,12 @@ std::vector<ValueType> infer_indexing(const Graph& graph, const Node& node) {
       return {{data.dtype, data.shape}};
     }
     case Op::GatherND: {
-      const Value& indices = input(graph, node, 1);
+      const Value& indices = required_input(graph, node, 1);
       require_index_dtype(node, indices.dtype);
       return {{data.dtype, gather_nd_shape(node, data.shape, indices.shape)}};
     }
     case Op::GatherElements: {
-      const Value& indices = input(graph, node, 1);
+      const Value& indices = required_input(graph, node, 1);
       require_index_dtype(node, indices.dtype);
       gather_elements_axis(node, data.shape, indices.shape);
       return {{data.dtype, indices.shape}};

@@ -5,12 +5,6 @@ namespace lockstep::ir {
 
 namespace {
 
-const Value& input(const Graph& graph, const Node& node, size_t i) {
-  if (i >= node.inputs.size() || node.inputs[i] == kNoValue)
-    fail(node, ErrorCode::InvalidModel, "required input " + std::to_string(i) + " is missing");
-  return graph.value(node.inputs[i]);
-}
-
 std::vector<int64_t> constant_ints(const Node& node, const Value& v, size_t i) {
   if (!v.constant.defined())
     fail(node, ErrorCode::UnsupportedAttribute,
@@ -51,18 +45,18 @@ int64_t cumsum_axis(const Node& node, int64_t rank, const std::vector<int64_t>& 
 }
 
 std::vector<ValueType> infer_reduce(const Graph& graph, const Node& node) {
-  const Value& x = input(graph, node, 0);
+  const Value& x = required_input(graph, node, 0);
   if (x.dtype == DType::Bool) fail(node, ErrorCode::DTypeMismatch, "does not accept bool input");
   const auto rank = static_cast<int64_t>(x.shape.size());
   if (node.op == Op::CumSum) {
-    const Value& axis = input(graph, node, 1);
+    const Value& axis = required_input(graph, node, 1);
     if (axis.dtype != DType::Int64 && axis.dtype != DType::Int32)
       fail(node, ErrorCode::DTypeMismatch, "CumSum axis must be int32 or int64");
     cumsum_axis(node, rank, constant_ints(node, axis, 1));
     return {{x.dtype, x.shape}};
   }
   std::optional<std::vector<int64_t>> axes;
-  if (node.inputs.size() > 1 && node.inputs[1] != kNoValue) axes = constant_ints(node, input(graph, node, 1), 1);
+  if (node.inputs.size() > 1 && node.inputs[1] != kNoValue) axes = constant_ints(node, required_input(graph, node, 1), 1);
   return {{x.dtype, reduce_shape(node, x.shape, reduce_mask(node, rank, axes ? &*axes : nullptr))}};
 }
 

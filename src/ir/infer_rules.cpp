@@ -23,6 +23,12 @@ void fail(const Node& node, ErrorCode code, const std::string& message) {
               node.name, op_name(node.op));
 }
 
+const Value& required_input(const Graph& graph, const Node& node, size_t i) {
+  if (i >= node.inputs.size() || node.inputs[i] == kNoValue)
+    fail(node, ErrorCode::InvalidModel, "required input " + std::to_string(i) + " is missing");
+  return graph.value(node.inputs[i]);
+}
+
 int64_t normalize_axis(const Node& node, int64_t axis, int64_t rank, const char* what,
                        bool inclusive) {
   int64_t hi = inclusive ? rank + 1 : rank;

@@ -11,6 +11,8 @@
 namespace lockstep::ir {
 
 [[noreturn]] void fail(const Node& node, ErrorCode code, const std::string& message);
+// The value of the node's input `i`; InvalidModel naming the node when it is omitted.
+const Value& required_input(const Graph& graph, const Node& node, size_t i);
 
 // Axis in [-rank, rank) (or [-rank, rank] when `inclusive`) → [0, rank).
 int64_t normalize_axis(const Node& node, int64_t axis, int64_t rank, const char* what,

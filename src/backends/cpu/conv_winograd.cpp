@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <unordered_map>
 #include <stdexcept>
@@ -65,42 +66,21 @@ Setting setting() {
 
 bool Winograd1d::available() { return isa_has_fma_vectors(active_isa()); }
 
-namespace {
-
 // Transformed weights alive in some executable, by content key: held weakly, so they live exactly
 // as long as an executable (e.g. a cached segment of another length) uses them.
-class TransformedCache {
- public:
-  template <class T>
-  std::shared_ptr<const T> find_as(const std::string& key) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = map_.find(key);
-    if (it == map_.end()) return nullptr;
-    auto p = it->second.lock();
-    if (!p) map_.erase(it);
-    return std::static_pointer_cast<const T>(p);
-  }
-  std::shared_ptr<const void> insert(const std::string& key, std::shared_ptr<const void> value) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = map_.find(key); it != map_.end())
-      if (auto p = it->second.lock()) return p;  // another thread made the same one first
-    if (map_.size() > 4096)  // drop expired keys now and then
-      for (auto it = map_.begin(); it != map_.end();) it = it->second.expired() ? map_.erase(it) : std::next(it);
-    map_[key] = value;
-    return value;
-  }
-
- private:
-  std::mutex mutex_;
-  std::unordered_map<std::string, std::weak_ptr<const void>> map_;
-};
-
-TransformedCache& shared_transforms() {
-  static TransformedCache cache;
-  return cache;
+std::shared_ptr<const Winograd1d::Transformed> Winograd1d::shared_transformed(
+    const std::string& key, const std::function<std::shared_ptr<Transformed>()>& make) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::weak_ptr<const Transformed>> alive;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = alive.find(key); it != alive.end())
+    if (auto p = it->second.lock()) return p;
+  if (alive.size() > 4096)  // drop expired keys now and then
+    for (auto it = alive.begin(); it != alive.end();) it = it->second.expired() ? alive.erase(it) : std::next(it);
+  std::shared_ptr<const Transformed> made = make();
+  alive[key] = made;
+  return made;
 }
-
-}  // namespace
 
 Winograd1d::Winograd1d(const Winograd1dShape& shape, const float* weights, const float* bias, int threads, Isa isa)
     : s_(shape), threads_(std::max(1, threads)), kernels_(&winograd_kernels(isa)) {
@@ -128,13 +108,11 @@ Winograd1d::Winograd1d(const Winograd1dShape& shape, const float* weights, const
   }
   // Weights: u_q = (G g)_q for every group, in double, rounded once. Shared across compiles
   // through a cache keyed by the weights' SHA-256 and everything the layout depends on.
-  const int64_t width_floats = width;
   std::string key = sha256_hex(weights, static_cast<size_t>(co * ci * s_.k) * sizeof(float));
   key += bias ? sha256_hex(bias, static_cast<size_t>(co) * sizeof(float)) : std::string("-");
   key += "/" + std::to_string(ci) + "/" + std::to_string(co) + "/" + std::to_string(s_.k) + "/" + std::to_string(m) +
-         "/" + std::to_string(width_floats) + "/" + isa_name();
-  w_ = shared_transforms().find_as<Transformed>(key);
-  if (!w_) {
+         "/" + std::to_string(width) + "/" + isa_name();
+  w_ = shared_transformed(key, [&] {
     auto t = std::make_shared<Transformed>();
     for (int q = 0; q < points_; ++q) t->u[q].assign(static_cast<size_t>(panels_ * k_[q] * width), 0.0f);
     const int inf = points_ - 1;
@@ -158,8 +136,8 @@ Winograd1d::Winograd1d(const Winograd1dShape& shape, const float* weights, const
     }
     t->bias.assign(static_cast<size_t>(panels_ * width), 0.0f);
     if (bias) std::copy(bias, bias + co, t->bias.begin());
-    w_ = std::static_pointer_cast<const Transformed>(shared_transforms().insert(key, std::move(t)));
-  }
+    return t;
+  });
   zeros_.assign(static_cast<size_t>(ci), 0.0f);
 
   // Tiles, and chunks of whole register blocks: enough chunks for every thread, each small
