@@ -9,7 +9,7 @@ APT_PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libdnnl-dev libopenblas-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libssl-dev zlib1g-dev
-  python3 python3-numpy python3-venv chromium
+  python3 python3-dev python3-numpy python3-venv chromium
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -28,10 +28,16 @@ fi
 # Python peers and helpers for tests and benchmarks (ONNX Runtime, onnx, numpy) in a local venv;
 # scripts/test.sh puts it first on PATH so tests that call python3 find them.
 if [ "${LOCKSTEP_SKIP_VENV:-0}" != 1 ]; then
-  if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c "import numpy, onnx, onnxruntime" 2>/dev/null; then
-    python3 -m venv .venv
-    .venv/bin/python3 -m pip install -q --disable-pip-version-check numpy onnx onnxruntime
+  # nanobind, scikit-build-core and pytest: the Python package (python/, docs/python.md) is built
+  # with the rest below and installed into .venv by scripts/test.sh.
+  if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c "import numpy, onnx, onnxruntime, nanobind, scikit_build_core, pytest" 2>/dev/null; then
+    [ -x .venv/bin/python3 ] || python3 -m venv .venv
+    .venv/bin/python3 -m pip install -q --disable-pip-version-check numpy onnx onnxruntime nanobind scikit-build-core pytest
   fi
+fi
+# The extension is built against .venv's Python when there is one (nanobind comes from there).
+if [ -x .venv/bin/python3 ]; then
+  LOCKSTEP_CMAKE_ARGS="-DPython_EXECUTABLE=$PWD/.venv/bin/python3 ${LOCKSTEP_CMAKE_ARGS:-}"
 fi
 
 BUILD_DIR="${BUILD_DIR:-build}"

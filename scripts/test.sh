@@ -17,3 +17,9 @@ BUILD_DIR="${BUILD_DIR:-build}"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" "$@"
 # ctest runs each conformance case in its own process; print the suite's pass/skip count once.
 "$BUILD_DIR/tests/lockstep_tests" --gtest_filter='Node/OnnxNodeTest.*' 2>/dev/null | grep "ONNX node conformance" || true
+# The Python package (issue 23, docs/python.md): installed into .venv from this build tree (no
+# second build), then its tests under pytest. LOCKSTEP_SKIP_PYTHON=1 leaves them out.
+if [ "${LOCKSTEP_SKIP_PYTHON:-0}" != 1 ]; then
+  BUILD_DIR="$BUILD_DIR" ./scripts/install-python.sh
+  .venv/bin/python3 -m pytest -q -rs tests/python
+fi

@@ -38,8 +38,9 @@ class Tensor {
  public:
   Tensor() = default;
   Tensor(DType dtype, Shape shape);  // zero-filled
-  // A tensor over storage allocated elsewhere (at least nbytes, 64-byte aligned; its deleter
-  // releases it): the CUDA backend hands out outputs copied straight into pinned host buffers.
+  // A tensor over storage allocated elsewhere (at least nbytes, aligned for the dtype; its deleter
+  // releases it): the CUDA backend hands out outputs copied straight into pinned host buffers, and
+  // the Python package shares numpy inputs. Backends copy inputs into their own aligned buffers.
   static Tensor over(DType dtype, Shape shape, std::shared_ptr<std::byte[]> storage);
 
   template <class T>

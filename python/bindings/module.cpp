@@ -1,0 +1,9 @@
+// `lockstep._lockstep`: the extension under the pure-Python package python/lockstep.
+#include "bindings.h"
+
+NB_MODULE(_lockstep, m) {
+  m.doc() = "lockstep's C++ library, for the lockstep package (import lockstep, not this)";
+  lockstep::python::bind_errors(m);
+  lockstep::python::bind_model(m);
+  lockstep::python::bind_tools(m);
+}
