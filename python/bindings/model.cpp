@@ -19,6 +19,7 @@
 #include "ir/graph.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
+#include "zoo/seed_flow.h"
 
 namespace lockstep::python {
 namespace {
@@ -113,6 +114,12 @@ void bind_model(nb::module_& m) {
         return NativeModel{Model::from_graph(onnx::import_model_bytes(copy, base_dir)), ""};
       })
       .def_static("embedded_default", [] { return NativeModel{cli::load_model_or_default(""), ""}; })
+      // The report's inputs of the embedded default (what the CLI feeds it when none are given).
+      .def_static("embedded_default_inputs", [] {
+        nb::list arrays;
+        for (Tensor& t : zoo::seed_flow_inputs()) arrays.append(to_numpy(std::move(t)));
+        return arrays;
+      })
       .def_prop_ro("path", [](const NativeModel& m) { return m.path; })
       .def_prop_ro("name", [](const NativeModel& m) { return m.model.graph().name; })
       .def_prop_ro("opset", [](const NativeModel& m) { return m.model.graph().opset; })

@@ -72,7 +72,10 @@ diff::Runner runner_of(nb::handle spec, int threads) {
           nb::gil_scoped_acquire gil;
           nb::list names;
           for (const auto& w : wanted) names.append(nb::str(w.c_str()));
-          nb::object result = (*fn)(model_path, to_dict(inputs), names);
+          nb::dict feeds = to_dict(inputs);
+          // The feeds are views of lockstep's tensors: read-only, so a runner cannot alter them.
+          for (auto [name, array] : feeds) array.attr("setflags")(nb::arg("write") = false);
+          nb::object result = (*fn)(model_path, feeds, names);
           return to_named_tensors(result, "the runner's result");
         });
   } else {

@@ -119,6 +119,8 @@ def ordered_feeds(model: Model, feeds: Mapping[str, Any] | Sequence[Any] | None,
     """Feeds in graph-input order: from a dict by name, a list in order, or drawn from ``seed``."""
     infos = model.inputs
     if feeds is None:
+        if model._source == "(embedded default)":  # the report's inputs, as the CLI feeds them
+            return list(_native.NativeModel.embedded_default_inputs())
         drawn = model.draw_inputs(seed)
         return [drawn[i.name] for i in infos]
     if isinstance(feeds, Mapping):
@@ -150,12 +152,20 @@ class CompiledModel:
         self.inputs = model.inputs
         self.outputs = model.outputs
         self._output_index = {o.name: i for i, o in enumerate(self.outputs)}
+        self._input_names = [i.name for i in self.inputs]
 
     def run(self, output_names: Iterable[str] | None, feeds: Mapping[str, Any] | Sequence[Any], *,
             seed: int = 0) -> list[np.ndarray]:
         """Outputs named by ``output_names`` (all, in graph order, when None). ``seed`` seeds the
         model's random ops (RandomNormalLike, ...): the same seed gives the same bits everywhere."""
-        arrays = ordered_feeds(self.model, feeds)
+        names = self._input_names
+        if isinstance(feeds, dict) and len(feeds) == len(names):  # the common case, without the checks' cost
+            try:
+                arrays = [feeds[n] for n in names]
+            except KeyError:
+                arrays = ordered_feeds(self.model, feeds)
+        else:
+            arrays = ordered_feeds(self.model, feeds)
         outputs = self._native.run(arrays, seed)
         if output_names is None:
             return outputs
