@@ -59,8 +59,10 @@ step "unit + conformance tests under ASan/UBSan"
 # The Python-driven runner sweeps (ONNX Runtime, TVM) and the decoder-sized bisection sweeps
 # exercise the same lockstep code as their small-model cases, which do run here.
 # The real Piper voice's float64 reference runs are left to the normal build too (its cpu tests run).
-EXCLUDE="${ASAN_CTEST_EXCLUDE:-SharedModels|Soak\\.|OrtBisect|TvmRunner|BisectModelTest.*_dec_|PiperVoice\\.(Sentences|SeededNoise)|PiperArch}"
+# The ONNX node conformance suite runs in one process after ctest (scripts/run-conformance.sh).
+EXCLUDE="${ASAN_CTEST_EXCLUDE:-SharedModels|Soak\\.|OrtBisect|TvmRunner|BisectModelTest.*_dec_|PiperVoice\\.(Sentences|SeededNoise)|PiperArch|^Node/OnnxNodeTest\\.}"
 ctest --test-dir "$BUILD" -L cpu -E "$EXCLUDE" --output-on-failure -j "$JOBS" --timeout 900
+./scripts/run-conformance.sh "$BUILD/tests/lockstep_tests"
 
 step "soak under LeakSanitizer"
 LOCKSTEP_SOAK_CYCLES="${SOAK_CYCLES:-30}" "$BUILD/tests/lockstep_tests" --gtest_filter='Soak.*'
