@@ -1,26 +1,54 @@
 #!/usr/bin/env python3
-"""Apache TVM (Relax, LLVM CPU target) as a lockstep runner (docs/runner-protocol.md).
+"""Apache TVM (Relax) as a lockstep runner (docs/runner-protocol.md), on any of its targets.
 
-  tvm_runner.py [--target llvm] [--opt-level N] MODEL.onnx INPUT_DIR OUTPUT_DIR NAME [NAME ...]
+  tvm_runner.py [--target llvm|cuda|metal|vulkan|opencl|rocm|JSON] [--opt-level N]
+                MODEL.onnx INPUT_DIR OUTPUT_DIR NAME [NAME ...]
+  tvm_runner.py [options] --serve          # protocol v2: one process, many compiles
 
-The pipeline of apache/tvm issue #20157 on the CPU: relax.frontend.onnx.from_onnx ->
-relax.build(target) -> relax.VirtualMachine. Each wanted NAME must be a graph output of MODEL
-(lockstep extracts the subgraph ending there); each is written as OUTPUT_DIR/<stem>.npy.
+The pipeline of apache/tvm issue #20157: relax.frontend.onnx.from_onnx -> relax.build(target) ->
+relax.VirtualMachine on the target's device. GPU targets get TVM's own default GPU schedules
+(the "zero" pipeline, then dlight's ApplyDefaultSchedule with the GPU rules, as TVM's Relax
+tutorials do): without them TVM refuses to build for a GPU. A target is a kind name or a JSON
+target dict ('{"kind": "cuda", "arch": "sm_90"}'), which TVM 0.25 takes as tvm.target.Target(dict).
+Each wanted NAME must be a graph output of MODEL; each is written as OUTPUT_DIR/<stem>.npy.
 Tested with `pip install apache-tvm==0.25.0.post1 apache-tvm-ffi==0.1.12 onnx numpy` on Python 3.11
 (newer apache-tvm-ffi releases do not load that wheel's libtvm_runtime.so)."""
+import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _protocol as P  # noqa: E402
 
+GPU_KINDS = ("cuda", "metal", "vulkan", "opencl", "rocm")
+
 
 def to_numpy(x):
     return x.numpy() if hasattr(x, "numpy") else x.asnumpy()
 
 
-def main(argv):
-    opts, model_path, input_dir, output_dir, wanted = P.parse_args(argv, __doc__)
+def target_of(tvm, spec):
+    """(tvm.target.Target, its device) for a kind name or a JSON target dict."""
+    target = tvm.target.Target(json.loads(spec) if spec.lstrip().startswith("{") else spec)
+    kind = target.kind.name
+    device = tvm.cpu(0) if kind in ("llvm", "c") else tvm.device(kind, 0)
+    if kind in GPU_KINDS and not device.exist:
+        P.fail("target %s: no %s device here" % (spec, kind))
+    return target, device
+
+
+def build(tvm, relax, mod, target, opt_level):
+    if target.kind.name in GPU_KINDS:
+        from tvm import dlight as dl
+        mod = relax.get_pipeline("zero")(mod)
+        with target:
+            mod = dl.ApplyDefaultSchedule(dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.Reduction(),
+                                          dl.gpu.GeneralReduction(), dl.gpu.Fallback())(mod)
+    with tvm.transform.PassContext(opt_level=opt_level):
+        return relax.build(mod, target=target)
+
+
+def run_one(opts, model_path, input_dir, output_dir, wanted):
     try:
         import numpy as np
         import onnx
@@ -42,18 +70,21 @@ def main(argv):
     shape_dict = {name: list(v.shape) for name, v in feeds.items()}
     dtype_dict = {name: str(v.dtype) for name, v in feeds.items()}
     mod = from_onnx(model, shape_dict=shape_dict, dtype_dict=dtype_dict, keep_params_in_input=False)
-    target = tvm.target.Target(opts.get("target", "llvm"))
-    with tvm.transform.PassContext(opt_level=int(opts.get("opt-level", "3"))):
-        executable = relax.build(mod, target=target)
-    vm = relax.VirtualMachine(executable, tvm.cpu())
-    args = [tvm.runtime.tensor(feeds[i.name]) if hasattr(tvm.runtime, "tensor") else tvm.nd.array(feeds[i.name])
-            for i in inputs]
+    target, device = target_of(tvm, opts.get("target", "llvm"))
+    executable = build(tvm, relax, mod, target, int(opts.get("opt-level", "3")))
+    vm = relax.VirtualMachine(executable, device)
+    make = tvm.runtime.tensor if hasattr(tvm.runtime, "tensor") else tvm.nd.array
+    args = [make(feeds[i.name], device) for i in inputs]
     result = vm["main"](*args)
     values = list(result) if len(outputs) > 1 or isinstance(result, (list, tuple)) else [result]
     if len(values) != len(outputs):
         P.fail("TVM returned %d values for %d graph outputs" % (len(values), len(outputs)))
     by_name = {name: np.asarray(to_numpy(v)) for name, v in zip(outputs, values)}
     P.write_outputs(output_dir, {w: by_name[w] for w in wanted})
+
+
+def main(argv):
+    P.main(argv, __doc__, run_one)
 
 
 if __name__ == "__main__":

@@ -130,6 +130,7 @@ SLOW=(
   '^Backends/Concurrency\.ConcurrentRunsGiveSequentialBits/"reference"$'  # 66 s (l); the cpu case runs
   '^PiperVoice\.(SentencesMatchOnnxRuntimeLengthAndReferenceValues|SeededNoiseIsTheSameOnEveryBackendAndRun)$'  # the voice on the float64 reference (16 s native); the cpu voice tests run
   '^Voices/PiperArch\.'                              # float64 reference + cpu on six small voices: 22 s native
+  '^PersistentRunner\.(Determinism|InProcessBisect)'  # runner-protocol v2 sweeps: portable code, x86 CI runs them
 )
 EXCLUDE="$(IFS='|'; echo "${SLOW[*]}")"
 # Tests whose lockstep process starts an arm64 binary itself (check's and determinism's fresh

@@ -58,11 +58,26 @@ struct RunOptions {
   uint64_t seed = 0;
 };
 
+// An output left in device memory by Executable::run_on_device: `data` is a pointer on the
+// backend's device `device`, freed when the last reference goes.
+struct DeviceTensor {
+  DType dtype = DType::Float32;
+  Shape shape;
+  int device = 0;
+  std::shared_ptr<void> data;
+};
+
 class Executable {
  public:
   virtual ~Executable() = default;
   // Inputs in graph-input order; checked for count, dtype and shape.
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options = {}) = 0;
+  // The same run, its outputs also copied into device buffers of their own (ready: the run has
+  // synchronized) for a consumer on the GPU (DLPack); nullopt where the backend has no device.
+  virtual std::optional<std::vector<DeviceTensor>> run_on_device(const std::vector<Tensor>& inputs,
+                                                                 const RunOptions& options = {}) {
+    return std::nullopt;
+  }
   virtual const ir::Graph& graph() const = 0;  // the compiled (simplified, fused, planned) graph
   virtual std::string backend_name() const = 0;
   // Device time of the last run's kernels, without its host<->device copies, where the backend

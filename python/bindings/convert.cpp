@@ -94,6 +94,15 @@ nb::object to_numpy(Tensor tensor) {
   return nb::cast(array, nb::rv_policy::reference);
 }
 
+nb::object to_device_array(DeviceTensor tensor) {
+  auto* keep = new DeviceTensor(std::move(tensor));
+  nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<DeviceTensor*>(p); });
+  std::vector<size_t> shape(keep->shape.begin(), keep->shape.end());
+  nb::ndarray<> array(keep->data.get(), shape.size(), shape.data(), owner, nullptr, dlpack_dtype(keep->dtype),
+                      nb::device::cuda::value, keep->device);
+  return nb::cast(array, nb::rv_policy::reference);
+}
+
 diff::NamedTensors to_named_tensors(nb::handle mapping, const std::string& what) {
   if (!nb::isinstance<nb::dict>(mapping))
     throw Error(ErrorCode::InvalidArgument, what + " must be a dict of name -> array");

@@ -8,7 +8,7 @@
 #include <nanobind/nanobind.h>
 
 #include "diff/runner.h"
-#include "lockstep/tensor.h"
+#include "lockstep/lockstep.h"
 
 namespace lockstep::python {
 
@@ -30,6 +30,10 @@ Tensor to_tensor(nb::handle value, const std::string& what);
 
 // A numpy array over the tensor's storage (zero copy; the array keeps the storage alive).
 nb::object to_numpy(Tensor tensor);
+
+// A device buffer as a DLPack-capable array (__dlpack__, __dlpack_device__: CUDA) that keeps the
+// buffer alive: torch.from_dlpack / cupy.from_dlpack take it without a copy.
+nb::object to_device_array(DeviceTensor tensor);
 
 diff::NamedTensors to_named_tensors(nb::handle mapping, const std::string& what);
 nb::dict to_dict(const diff::NamedTensors& tensors);

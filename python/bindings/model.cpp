@@ -176,6 +176,28 @@ void bind_model(nb::module_& m) {
             return out;
           },
           nb::arg("inputs"), nb::arg("seed") = 0)
+      // Outputs left on the GPU as DLPack-capable arrays (cuda); None where the executable has no
+      // device. The run synchronized, so a consumer on any stream reads finished data.
+      .def(
+          "run_device",
+          [](NativeCompiled& c, nb::list arrays, uint64_t seed) -> nb::object {
+            std::vector<Tensor> tensors;
+            for (size_t i = 0; i < arrays.size(); ++i) tensors.push_back(to_tensor(arrays[i], "input"));
+            std::optional<std::vector<DeviceTensor>> outputs;
+            {
+              nb::gil_scoped_release release;
+              std::lock_guard<std::mutex> lock(c.mutex);
+              RunOptions run;
+              run.seed = seed;
+              outputs = c.exe->run_on_device(tensors, run);
+              tensors.clear();
+            }
+            if (!outputs) return nb::none();
+            nb::list out;
+            for (DeviceTensor& t : *outputs) out.append(to_device_array(std::move(t)));
+            return out;
+          },
+          nb::arg("inputs"), nb::arg("seed") = 0)
       // The C++ call alone, `repeats` times on inputs converted once: seconds per run (the baseline
       // of bench/python_overhead.py, which times run() from Python against it).
       .def("time_native_runs", [](NativeCompiled& c, nb::list arrays, int repeats) {

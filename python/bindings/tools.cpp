@@ -53,7 +53,7 @@ std::shared_ptr<nb::object> keep_python(nb::handle h) {
 
 // A runner from Python: a lockstep backend name, a command line, or a callable
 // f(model_path, feeds, wanted) -> {name: array} run in this process under the GIL.
-diff::Runner runner_of(nb::handle spec, int threads) {
+diff::Runner runner_of(nb::handle spec, int threads, bool persistent = false) {
   diff::Runner runner;
   if (nb::isinstance<nb::str>(spec)) {
     std::string s = nb::cast<std::string>(spec);
@@ -61,7 +61,8 @@ diff::Runner runner_of(nb::handle spec, int threads) {
       throw Error(ErrorCode::InvalidArgument, "unknown backend '" + s +
                                                   "' (known: reference, cpu, cuda; an external runner is a command line "
                                                   "or a Python callable)");
-    runner = diff::Runner::parse(s);
+    // persistent: a command served by one process (protocol v2), as `bisect --in-process`.
+    runner = persistent && !find_backend(s) ? diff::Runner::persistent(s) : diff::Runner::parse(s);
   } else if (PyCallable_Check(spec.ptr())) {
     auto fn = keep_python(spec);
     std::string name = nb::hasattr(spec, "__qualname__") ? nb::cast<std::string>(nb::str(spec.attr("__qualname__")))
@@ -180,11 +181,12 @@ void bind_tools(nb::module_& m) {
       "bisect_runners",
       [](const std::string& model_path, nb::list arrays, nb::handle ref_h, nb::handle test_h, int threads,
          nb::handle input_shapes, bool calibrate, double safety, double floor, double cap, bool local_check,
-         const std::string& work_dir, nb::handle progress) {
+         const std::string& work_dir, nb::handle progress, bool in_process) {
         NativeModel native{Model::load(model_path), model_path};
         std::vector<Tensor> inputs = tensors_of(arrays, native.model.graph());
-        diff::Runner ref = runner_of(ref_h, threads), test = runner_of(test_h, threads);
+        diff::Runner ref = runner_of(ref_h, threads, in_process), test = runner_of(test_h, threads, in_process);
         diff::ExternalBisectOptions o;
+        o.warm_up = in_process;
         if (!input_shapes.is_none()) o.input_shapes = nb::cast<std::map<std::string, Shape>>(input_shapes);
         o.calibrate = calibrate;
         o.safety = safety;
@@ -200,7 +202,7 @@ void bind_tools(nb::module_& m) {
       },
       nb::arg("model_path"), nb::arg("inputs"), nb::arg("ref"), nb::arg("test"), nb::arg("threads"),
       nb::arg("input_shapes").none(), nb::arg("calibrate"), nb::arg("safety"), nb::arg("floor"), nb::arg("cap"),
-      nb::arg("local_check"), nb::arg("work_dir"), nb::arg("progress").none());
+      nb::arg("local_check"), nb::arg("work_dir"), nb::arg("progress").none(), nb::arg("in_process") = false);
 
   // A minimal reproducer of the first divergence between two runners. Returns (json, text).
   m.def(

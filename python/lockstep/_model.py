@@ -155,9 +155,11 @@ class CompiledModel:
         self._input_names = [i.name for i in self.inputs]
 
     def run(self, output_names: Iterable[str] | None, feeds: Mapping[str, Any] | Sequence[Any], *,
-            seed: int = 0) -> list[np.ndarray]:
+            seed: int = 0, device_outputs: bool = False) -> list:
         """Outputs named by ``output_names`` (all, in graph order, when None). ``seed`` seeds the
-        model's random ops (RandomNormalLike, ...): the same seed gives the same bits everywhere."""
+        model's random ops (RandomNormalLike, ...): the same seed gives the same bits everywhere.
+        ``device_outputs=True`` (cuda, fixed shapes): the outputs stay in GPU memory, as arrays
+        that ``torch.from_dlpack`` / ``cupy.from_dlpack`` take without a copy."""
         names = self._input_names
         if isinstance(feeds, dict) and len(feeds) == len(names):  # the common case, without the checks' cost
             try:
@@ -166,7 +168,13 @@ class CompiledModel:
                 arrays = ordered_feeds(self.model, feeds)
         else:
             arrays = ordered_feeds(self.model, feeds)
-        outputs = self._native.run(arrays, seed)
+        if device_outputs:
+            outputs = self._native.run_device(arrays, seed)
+            if outputs is None:
+                raise _invalid(f"device_outputs: the {self.backend} executable has no device outputs (cuda with "
+                               "fixed shapes has them)")
+        else:
+            outputs = self._native.run(arrays, seed)
         if output_names is None:
             return outputs
         picked = []

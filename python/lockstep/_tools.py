@@ -173,10 +173,13 @@ class BisectResult(Result):
 
 def bisect(model: ModelLike, ref: Side = "reference", test: Side = "cpu", feeds: Feeds = None, *, seed: int = 0,
            local: str = "first", safety: float | None = None, floor: float | None = None, cap: float = 1e-4,
-           calibrate: bool = True, work_dir: str = "", progress: Any = None, **options: Any) -> BisectResult:
+           calibrate: bool = True, work_dir: str = "", progress: Any = None, in_process: bool = False,
+           **options: Any) -> BisectResult:
     """The first node where ``test`` departs from ``ref`` (``lockstep bisect``). Lockstep backends are
     compared at every kernel boundary of one compiled graph; runners (commands, callables) by
-    running subgraphs cut from the model, O(log N) calls."""
+    running subgraphs cut from the model, O(log N) calls. ``in_process=True``: a runner command is
+    ONE process (protocol v2, docs/runner-protocol.md) that first runs the whole model, so every
+    subgraph is a later compile there (``lockstep bisect --in-process``)."""
     m = load(model)
     arrays = ordered_feeds(m, feeds, seed)
     if _is_backend(ref) and _is_backend(test):
@@ -187,7 +190,7 @@ def bisect(model: ModelLike, ref: Side = "reference", test: Side = "cpu", feeds:
     shapes = options.get("input_shapes")
     data, text = _native.bisect_runners(m.file(), arrays, ref, test, int(options.get("threads", 0)), shapes, calibrate,
                                         100.0 if safety is None else safety, 1e-5 if floor is None else floor, cap,
-                                        True, work_dir, _progress(progress))
+                                        True, work_dir, _progress(progress), in_process)
     return BisectResult(json.loads(data), text)
 
 

@@ -4,7 +4,11 @@
 #include <memory>
 
 #include "core/hash.h"
+#include "diff/runner.h"
+#include "diff/synth.h"
 #include "dynamic/executable.h"
+#include "onnx/export.h"
+#include "onnx/import.h"
 #include "voices/piper.h"
 
 namespace lockstep::diff {
@@ -105,8 +109,56 @@ std::vector<DeterminismRun> in_process_sequence(const Model& a, const std::vecto
   return runs;
 }
 
+std::vector<DeterminismRun> runner_in_process_sequence(const std::string& command, const std::string& model_path,
+                                                       const std::map<std::string, Tensor>& inputs,
+                                                       const std::vector<std::string>& outputs,
+                                                       const std::string& scratch_dir, std::string* note) {
+  // B and C: A's graph with seeded synthetic weights (same names and shapes: a runtime that
+  // caches by name or shape sees "the same" graph with other numbers).
+  std::vector<std::pair<std::string, std::string>> others;
+  for (uint64_t seed : {1, 2}) {
+    ir::Graph g = onnx::import_model(model_path);
+    synthesize_weights(g, SyntheticWeights{0.1, seed});
+    const std::string path = scratch_dir + (seed == 1 ? "/B.onnx" : "/C.onnx");
+    onnx::export_model(g, path);
+    others.emplace_back(seed == 1 ? "in-process B" : "in-process C", path);
+  }
+  Runner server = Runner::persistent(command);
+  auto call = [&](const std::string& path) {
+    NamedTensors out = server.run(path, inputs, outputs, scratch_dir + "/call");
+    std::vector<Tensor> ordered;
+    for (const auto& name : outputs) ordered.push_back(out.at(name));
+    return ordered;
+  };
+  std::vector<DeterminismRun> runs;
+  try {
+    runs.push_back({"in-process A1", output_hashes(call(model_path)), "", true});
+  } catch (const Error& e) {
+    if (std::string(e.what()).find("does not speak protocol v2") != std::string::npos ||
+        std::string(e.what()).find("announcement") != std::string::npos) {
+      if (note) *note = "in-process sequence not run: " + std::string(e.what()).substr(0, 300);
+      return {};
+    }
+    runs.push_back({"in-process A1", {}, e.what(), true});
+  }
+  auto attempt = [&](const std::string& mode, const std::string& path, bool of_a) {
+    DeterminismRun r{mode, {}, "", of_a};
+    try {
+      r.sha256 = output_hashes(call(path));
+    } catch (const Error& e) {
+      r.error = e.what();
+    }
+    runs.push_back(std::move(r));
+  };
+  attempt("in-process A1 again", model_path, true);
+  for (const auto& [label, path] : others) attempt(label, path, false);
+  attempt("in-process A2", model_path, true);
+  return runs;
+}
+
 void find_differences(DeterminismReport& report) {
   report.differences.clear();
+  report.first_change.clear();
   const DeterminismRun* first = nullptr;
   for (const auto& r : report.runs) {
     if (!r.of_a) {
@@ -130,6 +182,7 @@ void find_differences(DeterminismReport& report) {
       if (r.sha256[i] != first->sha256[i]) {
         std::string name = i < report.output_names.size() ? report.output_names[i] : "#" + std::to_string(i);
         report.differences.push_back("output " + name + ": SHA-256 of " + r.mode + " differs from " + first->mode);
+        if (report.first_change.empty()) report.first_change = r.mode;
       }
   }
   if (!first) report.differences.push_back("no run of the model succeeded");

@@ -3,6 +3,7 @@
 // again, run). Any difference between two runs of A is a failure.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,8 @@ struct DeterminismReport {
   std::vector<std::string> output_names;
   std::vector<DeterminismRun> runs;
   std::vector<std::string> differences;  // empty: every run of A gave the same bits
+  std::vector<std::string> notes;        // what did not run, and why (not failures)
+  std::string first_change;              // the first run of A whose bits differ from the first; "" if none
   bool identical() const { return differences.empty(); }
 };
 
@@ -41,6 +44,16 @@ std::vector<DeterminismRun> in_process_sequence(const Model& a, const std::vecto
                                                 const std::vector<OtherGraph>& others);
 
 // Every run of A against the first successful one; a failed run of A is a difference too.
+// Sets first_change.
 void find_differences(DeterminismReport& report);
+
+// The in-process sequence for an external runner: ONE persistent process of `command` (protocol
+// v2) serves A1, A1 again, B, C, A2, where B and C are A's graph with other (seeded synthetic)
+// weights, the same node names and shapes, written into `scratch_dir`. A runner that does not speak
+// v2 gives no runs and a note in `note`.
+std::vector<DeterminismRun> runner_in_process_sequence(const std::string& command, const std::string& model_path,
+                                                       const std::map<std::string, Tensor>& inputs,
+                                                       const std::vector<std::string>& outputs,
+                                                       const std::string& scratch_dir, std::string* note);
 
 }  // namespace lockstep::diff

@@ -370,8 +370,25 @@ std::shared_ptr<const ReferenceTrace> compute_reference_trace(
 ExternalBisectResult bisect_external(const std::string& model_path, const Runner& ref,
                                      const Runner& test, const std::vector<Tensor>& inputs,
                                      const ExternalBisectOptions& options) {
+  int warm_ups = 0;
+  if (options.warm_up) {
+    ir::Graph g = onnx::import_model(model_path);
+    NamedTensors named;
+    for (size_t i = 0; i < g.inputs.size() && i < inputs.size(); ++i) named[g.value(g.inputs[i]).name] = inputs[i];
+    std::vector<std::string> outputs;
+    for (ir::ValueId v : g.outputs) outputs.push_back(g.value(v).name);
+    for (const Runner* side : {&ref, &test})
+      if (side->kind() == Runner::Kind::Persistent) {
+        if (options.progress) options.progress("warm-up: the whole model once on '" + side->spec() + "' (its first compile)");
+        side->run(model_path, named, outputs, "");
+        ++warm_ups;
+      }
+  }
   Search search(model_path, ref, test, inputs, options);
-  return search.run();
+  ExternalBisectResult r = search.run();
+  r.warm_up_runs = warm_ups;
+  r.in_process = test.kind() == Runner::Kind::Persistent;
+  return r;
 }
 
 std::string format_external_bisect(const ExternalBisectResult& r) {
@@ -385,6 +402,9 @@ std::string format_external_bisect(const ExternalBisectResult& r) {
         << " rel_l2 " << num(p.worst.rel_l2) << " cosine " << num(p.worst.cosine) << " (tol "
         << num(p.tolerance) << ")\n";
   }
+  if (r.in_process)
+    out << "in-process: the test side is one runner process (protocol v2)"
+        << (r.warm_up_runs ? ", which first ran the whole model once" : "") << "\n";
   if (!r.diverged) {
     out << "agreement: every graph output within tolerance (" << r.test_invocations
         << " runner invocation(s))\n";
@@ -410,7 +430,9 @@ std::string external_bisect_json(const ExternalBisectResult& r) {
                       {"diverged", r.diverged},
                       {"test_invocations", r.test_invocations},
                       {"ref_invocations", r.ref_invocations},
-                      {"seconds", r.seconds}};
+                      {"seconds", r.seconds},
+                      {"in_process", r.in_process},
+                      {"warm_up_runs", r.warm_up_runs}};
   if (r.diverged) {
     j["node"] = {{"index", r.node_index + 1},
                  {"name", r.node_name},

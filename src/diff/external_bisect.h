@@ -43,6 +43,10 @@ struct ExternalBisectOptions {
   bool keep_work = false;
   std::shared_ptr<const ReferenceTrace> trace;            // reuse a trace (same model and inputs)
   std::function<void(const std::string& line)> progress;  // one line per runner invocation
+  // Persistent sides (Runner::persistent, `bisect --in-process`): run the whole model once on each
+  // before the search, so that every subgraph is a later compilation in that process, as the
+  // report's second in-process compile was.
+  bool warm_up = false;
 };
 
 // One runner invocation of the search.
@@ -72,6 +76,8 @@ struct ExternalBisectResult {
   std::string verdict;       // "local", "inherited" or "" (no divergence / not checked)
   int test_invocations = 0;  // runs of the test side (each a fresh process for a command)
   int ref_invocations = 0;   // runs of the reference side (0 for lockstep's reference)
+  int warm_up_runs = 0;      // whole-model runs before the search (warm_up on persistent sides)
+  bool in_process = false;   // the test side is one persistent process (protocol v2)
   std::vector<ExternalProbe> probes;
   double seconds = 0;
 };

@@ -12,12 +12,14 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <set>
 #include <thread>
 
 #include "core/atomic_file.h"
 #include "core/environ.h"
 #include "core/npy.h"
+#include "diff/runner_server.h"
 #include "lockstep/lockstep.h"
 #include "onnx/import.h"
 
@@ -89,25 +91,49 @@ NamedTensors run_backend(const std::string& name, int threads, const std::string
   return result;
 }
 
-NamedTensors run_command(const std::string& command, double timeout, const std::string& model_path,
-                         const NamedTensors& inputs, const std::vector<std::string>& wanted,
-                         const std::string& work_dir) {
+// The files of one call (both protocol versions): inputs written to WORK/inputs, an empty
+// WORK/outputs for the runner to fill.
+struct CallFiles {
+  fs::path in_dir, out_dir;
+};
+
+CallFiles prepare_call(const NamedTensors& inputs, const std::vector<std::string>& wanted, const std::string& work_dir) {
   std::vector<std::string> input_names;
   for (const auto& [name, t] : inputs) input_names.push_back(name);
   check_stems(input_names, "input");
   check_stems(wanted, "wanted");
   fs::path dir(work_dir);
-  fs::path in_dir = dir / "inputs", out_dir = dir / "outputs";
+  CallFiles f{fs::absolute(dir / "inputs"), fs::absolute(dir / "outputs")};
   std::error_code ec;
-  fs::remove_all(out_dir, ec);
-  fs::create_directories(in_dir);
-  fs::create_directories(out_dir);
+  fs::remove_all(f.in_dir, ec);
+  fs::remove_all(f.out_dir, ec);
+  fs::create_directories(f.in_dir);
+  fs::create_directories(f.out_dir);
   for (const auto& [name, t] : inputs)
-    write_npy((in_dir / (runner_file_stem(name) + ".npy")).string(), t);
-  std::vector<std::string> args = {fs::absolute(model_path).string(), fs::absolute(in_dir).string(),
-                                   fs::absolute(out_dir).string()};
+    write_npy((f.in_dir / (runner_file_stem(name) + ".npy")).string(), t);
+  return f;
+}
+
+NamedTensors collect_outputs(const std::string& command, const CallFiles& f, const std::vector<std::string>& wanted,
+                             const std::string& log) {
+  NamedTensors result;
+  for (const auto& w : wanted) {
+    fs::path file = f.out_dir / (runner_file_stem(w) + ".npy");
+    if (!fs::exists(file))
+      throw Error(ErrorCode::Io, "runner '" + command + "' reported success but wrote no " + file.string() +
+                                     " for tensor '" + w + "'" + log_tail(log));
+    result[w] = read_npy(file.string());
+  }
+  return result;
+}
+
+NamedTensors run_command(const std::string& command, double timeout, const std::string& model_path,
+                         const NamedTensors& inputs, const std::vector<std::string>& wanted,
+                         const std::string& work_dir) {
+  CallFiles f = prepare_call(inputs, wanted, work_dir);
+  std::vector<std::string> args = {fs::absolute(model_path).string(), f.in_dir.string(), f.out_dir.string()};
   args.insert(args.end(), wanted.begin(), wanted.end());
-  std::string log = (dir / "runner.log").string();
+  std::string log = (fs::path(work_dir) / "runner.log").string();
   SpawnResult r = spawn_command(command, args, log, timeout);
   if (r.timed_out)
     throw Error(ErrorCode::Io, "runner '" + command + "' did not finish within " +
@@ -117,18 +143,35 @@ NamedTensors run_command(const std::string& command, double timeout, const std::
     throw Error(ErrorCode::Io, "runner '" + command + "' failed (exit status " +
                                    std::to_string(r.exit_code) + ") on " + model_path +
                                    log_tail(log));
-  NamedTensors result;
-  for (const auto& w : wanted) {
-    fs::path file = out_dir / (runner_file_stem(w) + ".npy");
-    if (!fs::exists(file))
-      throw Error(ErrorCode::Io, "runner '" + command + "' exited 0 but wrote no " + file.string() +
-                                     " for tensor '" + w + "'" + log_tail(log));
-    result[w] = read_npy(file.string());
-  }
-  return result;
+  return collect_outputs(command, f, wanted, log);
 }
 
 }  // namespace
+
+// The long-lived process of a persistent Runner and the folder of its log and call files.
+struct PersistentRunnerState {
+  std::mutex mutex;
+  std::string dir;
+  std::unique_ptr<RunnerServer> server;
+  ~PersistentRunnerState() {
+    server.reset();  // the process first: it may still hold files in dir
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir, ec);
+  }
+};
+
+Runner Runner::persistent(const std::string& command_line) {
+  Runner r = command(command_line);
+  r.kind_ = Kind::Persistent;
+  r.persistent_ = std::make_shared<PersistentRunnerState>();
+  return r;
+}
+
+int Runner::requests_served() const {
+  if (!persistent_) return 0;
+  std::lock_guard<std::mutex> lock(persistent_->mutex);
+  return persistent_->server ? persistent_->server->requests() : 0;
+}
 
 std::string runner_file_stem(const std::string& tensor_name) {
   std::string s = tensor_name;
@@ -186,6 +229,21 @@ NamedTensors Runner::run(const std::string& model_path, const NamedTensors& inpu
         if (!out.count(w))
           throw Error(ErrorCode::Io, "runner '" + spec_ + "' returned no '" + w + "'");
       return out;
+    }
+    case Kind::Persistent: {
+      PersistentRunnerState& state = *persistent_;
+      std::lock_guard<std::mutex> lock(state.mutex);
+      if (!state.server) {
+        std::string tmpl = (fs::temp_directory_path() / "lockstep-server-XXXXXX").string();
+        if (!mkdtemp(tmpl.data())) throw Error(ErrorCode::Io, "cannot create a temporary folder " + tmpl);
+        state.dir = tmpl;
+        state.server = std::make_unique<RunnerServer>(spec_, state.dir + "/runner.log", timeout_seconds);
+      }
+      const std::string dir = work_dir.empty() ? state.dir + "/call" : work_dir;
+      CallFiles f = prepare_call(inputs, wanted, dir);
+      state.server->request(fs::absolute(model_path).string(), f.in_dir.string(), f.out_dir.string(), wanted,
+                            timeout_seconds);
+      return collect_outputs(spec_, f, wanted, state.server->log_path());
     }
     case Kind::Command: {
       if (!work_dir.empty())

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,16 +28,26 @@ using RunnerFn =
     std::function<NamedTensors(const std::string& model_path, const NamedTensors& inputs,
                                const std::vector<std::string>& wanted)>;
 
+class RunnerServer;
+struct PersistentRunnerState;
+
 class Runner {
  public:
-  enum class Kind { Backend, Command, Function };
+  enum class Kind { Backend, Command, Function, Persistent };
 
   // A lockstep backend name, else an external command (a shell fragment; its arguments are
   // appended as "$@", so "python3 runners/ort_runner.py --threads 1" works).
   static Runner parse(const std::string& spec);
   static Runner backend(const std::string& name);
   static Runner command(const std::string& command_line);
-  static Runner function(const std::string& display_name, RunnerFn fn);  // tests only
+  // In-process callables: the Python package's runners, and tests.
+  static Runner function(const std::string& display_name, RunnerFn fn);
+  // A command served by ONE long-lived process (protocol v2: `COMMAND --serve`,
+  // docs/runner-protocol.md), started at the first run(); copies of this Runner share it, so
+  // every run is a later compilation inside the same process of the other runtime.
+  static Runner persistent(const std::string& command_line);
+  // Requests the persistent process has served (0 for other kinds).
+  int requests_served() const;
 
   Kind kind() const { return kind_; }
   bool is_reference() const { return kind_ == Kind::Backend && spec_ == "reference"; }
@@ -56,6 +67,7 @@ class Runner {
   Kind kind_ = Kind::Backend;
   std::string spec_;
   RunnerFn fn_;
+  std::shared_ptr<PersistentRunnerState> persistent_;
 };
 
 // Result of spawning a command: exit status (-1 killed by timeout or signal) and the log path.

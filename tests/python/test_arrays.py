@@ -58,3 +58,9 @@ def test_dlpack_into_pytorch(small_model):
     assert t.data_ptr() == y.ctypes.data  # the same memory, no copy
     (y2,) = model.run(None, {"x": t.numpy()})
     assert y2.shape == (3, 4)
+
+
+def test_device_outputs_need_a_device(small_model):
+    model = lockstep.compile(small_model, backend="cpu")
+    with pytest.raises(lockstep.InvalidArgumentError, match="no device outputs"):
+        model.run(None, {"x": np.ones((1, 4), dtype=np.float32)}, device_outputs=True)

@@ -49,3 +49,17 @@ def test_check_on_cuda(seed174):
     path, feeds, _ = seed174
     r = lockstep.check(path, feeds, backends=["cpu", "cuda"], runs=2)
     assert r, str(r)
+
+
+def test_device_outputs_go_to_pytorch_without_a_host_round_trip(seed174):
+    torch = pytest.importorskip("torch", reason="SKIPPED: PyTorch is not installed here")
+    path, feeds, ref64 = seed174
+    model = lockstep.compile(path, backend="cuda")
+    (on_device,) = model.run(None, feeds, device_outputs=True)
+    t = torch.from_dlpack(on_device)
+    assert t.is_cuda and tuple(t.shape) == ref64.shape
+    (host,) = model.run(None, feeds)
+    assert torch.equal(t.cpu(), torch.from_numpy(host))  # the same bits as the host outputs
+    assert rel_l2(t.double().cpu().numpy(), ref64) <= 1e-5
+    del model  # the buffer outlives the executable
+    assert torch.isfinite(t).all()

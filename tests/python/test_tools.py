@@ -153,3 +153,15 @@ def test_check_on_a_model(seed174):
 def test_check_on_the_embedded_default():
     r = lockstep.check(backends=["cpu"], runs=1)
     assert r, str(r)
+
+
+def test_in_process_bisect_of_a_stateful_runner(seed174):
+    """runners/stateful_runner.py: right in a fresh process, wrong from its second compile in one."""
+    import sys
+    from conftest import REPO
+    path, feeds, _ = seed174
+    node = mid_conv(path)
+    runner = f"{sys.executable} {os.path.join(REPO, 'runners', 'stateful_runner.py')} --node {node}"
+    assert lockstep.bisect(path, ref="reference", test=runner, feeds=feeds)
+    r = lockstep.bisect(path, ref="reference", test=runner, feeds=feeds, in_process=True)
+    assert not r and r.node == node and r.data["in_process"] and r.data["warm_up_runs"] == 1

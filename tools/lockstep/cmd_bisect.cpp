@@ -65,7 +65,13 @@ int bisect_external_cli(const BisectArgs& args, const std::string& format, const
   diff::ExternalBisectOptions options;
   options.input_shapes = inputs.bind;
   options.progress = [](const std::string& line) { std::cerr << "lockstep: " << line << '\n'; };
-  diff::Runner ref = diff::Runner::parse(args.ref), test = diff::Runner::parse(args.test);
+  // --in-process: a runner command becomes one persistent process (protocol v2) that first runs
+  // the whole model, so every subgraph is a later compile there (the report's in-process column).
+  auto side = [&](const std::string& spec) {
+    return args.in_process && !find_backend(spec) ? diff::Runner::persistent(spec) : diff::Runner::parse(spec);
+  };
+  diff::Runner ref = side(args.ref), test = side(args.test);
+  options.warm_up = args.in_process;
   ref.threads = test.threads = args.common.threads;
   diff::ExternalBisectResult result;
   try {
@@ -99,6 +105,9 @@ int cmd_bisect(const BisectArgs& args) {
   else inputs = gather_inputs(model.graph(), args.inputs);
   if (inputs.drawn) std::cerr << "lockstep: no inputs given; drawing them from seed " << args.inputs.seed << '\n';
   if (external) return bisect_external_cli(args, format, inputs, embedded);
+  if (args.in_process)
+    throw Error(ErrorCode::InvalidArgument, "--in-process is for runner commands (protocol v2); "
+                                            "lockstep's backends always run in this process");
 
   if (Model s = specialise_for_tools(model, inputs, static_cast<uint64_t>(args.inputs.seed), "bisect");
       &s.graph() != &model.graph()) {

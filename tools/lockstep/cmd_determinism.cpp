@@ -1,7 +1,8 @@
 // `lockstep determinism`: N fresh processes (the hidden __worker) and an in-process sequence
 // (compile A, run twice; compile other graphs B and C, run; compile A again, run; run A1 again),
 // SHA-256 per output per run in one table. Exit 1 on any difference between runs of the model.
-// An external runner gets fresh processes only (each call of a command is one).
+// An external runner gets fresh processes (each call of a command is one) and, when it speaks
+// protocol v2, the sequence A1, A1 again, B, C, A2 in one persistent process of it.
 #include <unistd.h>
 
 #include <filesystem>
@@ -145,6 +146,15 @@ int cmd_determinism(const DeterminismArgs& args) {
       report.runs.push_back(std::move(r));
     }
   }
+  if (!backend) {
+    // The runner's own process across compilations (protocol v2): what fresh processes cannot see.
+    progress.step("in-process A1, A1 again, B, C, A2 in one runner process");
+    std::string note;
+    for (auto& r : diff::runner_in_process_sequence(args.backend, model_path, named, report.output_names,
+                                                    scratch.path, &note))
+      report.runs.push_back(std::move(r));
+    if (!note.empty()) report.notes.push_back(note);
+  }
   progress.clear();
   diff::find_differences(report);
 
@@ -155,7 +165,9 @@ int cmd_determinism(const DeterminismArgs& args) {
                         {"outputs", report.output_names},
                         {"runs", nlohmann::json::array()},
                         {"identical", report.identical()},
-                        {"differences", report.differences}};
+                        {"differences", report.differences},
+                        {"first_change", report.first_change},
+                        {"notes", report.notes}};
     for (const auto& r : report.runs) {
       nlohmann::json jr = {{"mode", r.mode}, {"compared", r.of_a}, {"sha256", r.sha256}};
       if (!r.error.empty()) jr["error"] = r.error;
@@ -182,13 +194,17 @@ int cmd_determinism(const DeterminismArgs& args) {
       }
     }
     table.print(std::cout);
+    for (const auto& n : report.notes) std::cout << "NOTE: " << n << '\n';
     if (report.identical())
       std::cout << "PASS: every output bit-identical across " << args.runs << " fresh processes"
                 << (backend ? std::string(" and the in-process sequence A1, A1 again, ") +
                                    (churned ? "A1 at length B, A1 after length B, " : "") + "B, C, A2, A1 after A2"
-                             : std::string()) << '\n';
+                             : report.notes.empty() ? std::string(" and in one runner process: A1, A1 again, B, C, A2")
+                                                    : std::string())
+                << '\n';
     else {
-      std::cout << "FAIL: " << report.differences.size() << " difference(s)\n";
+      std::cout << "FAIL: " << report.differences.size() << " difference(s)"
+                << (report.first_change.empty() ? "" : "; the bits first changed at " + report.first_change) << '\n';
       for (const auto& d : report.differences) std::cout << "  " << d << '\n';
     }
   }

@@ -87,6 +87,7 @@ struct BisectArgs {
   std::string local = "first";  // first, divergent, all
   double safety = 8;            // diff::kToleranceSafety
   double floor = 1e-6;          // diff::kToleranceFloor
+  bool in_process = false;      // runner sides: one persistent process each (protocol v2)
   InputArgs inputs;
   CommonArgs common;
 };

@@ -94,6 +94,8 @@ int main(int argc, char** argv) {
   bis_cmd->add_option("--local", bis.local, "one-node replay at: first (divergent node), divergent, all");
   bis_cmd->add_option("--safety", bis.safety, "tolerance = safety x cpu noise floor per node (default 8)");
   bis_cmd->add_option("--floor", bis.floor, "smallest tolerance, rel L2 (default 1e-6)");
+  bis_cmd->add_flag("--in-process", bis.in_process,
+                    "runner sides: every subgraph in ONE runner process (protocol v2), after a whole-model warm-up");
   add_inputs(bis_cmd, bis.inputs);
   add_common(bis_cmd, bis.common);
 

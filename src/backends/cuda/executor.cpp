@@ -448,6 +448,33 @@ void CudaExecutable::run_eager(const RunOptions& options) {
 
 std::vector<Tensor> CudaExecutable::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
   std::lock_guard<std::mutex> lock(g_run_mutex);
+  return run_locked(inputs, options);
+}
+
+std::optional<std::vector<DeviceTensor>> CudaExecutable::run_on_device(const std::vector<Tensor>& inputs,
+                                                                       const RunOptions& options) {
+  std::lock_guard<std::mutex> lock(g_run_mutex);
+  run_locked(inputs, options);  // the same run, bit for bit (its host copies are dropped)
+  // The arena belongs to the next run: each output gets a buffer of its own.
+  std::vector<DeviceTensor> out;
+  for (ir::ValueId id : graph_.outputs) {
+    const ir::Value& value = graph_.value(id);
+    DeviceTensor t;
+    t.dtype = device_dtype(value.dtype);
+    t.shape = value.shape;
+    t.device = device_;
+    const size_t bytes = static_cast<size_t>(num_elements(value.shape)) * dtype_size(t.dtype);
+    void* p = nullptr;
+    check_cuda(cudaMalloc(&p, bytes > 0 ? bytes : 1), "allocate a device output");
+    t.data = std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
+    check_cuda(cudaMemcpyAsync(p, ctx_->ptr(id), bytes, cudaMemcpyDeviceToDevice, stream_), "copy a device output");
+    out.push_back(std::move(t));
+  }
+  check_cuda(cudaStreamSynchronize(stream_), "device outputs");
+  return out;
+}
+
+std::vector<Tensor> CudaExecutable::run_locked(const std::vector<Tensor>& inputs, const RunOptions& options) {
   check_cuda(cudaSetDevice(device_), "select device");
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();

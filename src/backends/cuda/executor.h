@@ -23,6 +23,8 @@ class CudaExecutable final : public Executable {
   ~CudaExecutable() override;
   CudaExecutable(const CudaExecutable&) = delete;
   CudaExecutable& operator=(const CudaExecutable&) = delete;
+  std::optional<std::vector<DeviceTensor>> run_on_device(const std::vector<Tensor>& inputs,
+                                                         const RunOptions& options) override;
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options) override;
   const ir::Graph& graph() const override { return graph_; }
@@ -61,6 +63,7 @@ class CudaExecutable final : public Executable {
   void run_graph();
   void copy_outputs_pinned();
   void run_eager(const RunOptions& options);
+  std::vector<Tensor> run_locked(const std::vector<Tensor>& inputs, const RunOptions& options);
   void check_canaries(const std::string& kernel, int node_index);
   void run_profiled();
   void print_profile() const noexcept;
