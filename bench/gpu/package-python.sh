@@ -28,8 +28,10 @@ cp python/lockstep/*.py $S/pkg/lockstep/
 so=$(ls "$B"/python/_lockstep.cpython-312-*.so)
 strip -o "$S/pkg/lockstep/$(basename "$so")" "$so"
 strip -o $S/bin/lockstep "$B/lockstep"
+# GPU_TESTS=1: the C++ GPU suite of the same tree too (run_python.sh runs it first).
+if [ "${GPU_TESTS:-0}" = 1 ]; then ninja -C "$B" -j2 tests/lockstep_gpu_tests && strip -o $S/bin/lockstep_gpu_tests "$B/tests/lockstep_gpu_tests"; fi
 # Libraries from Debian that the GPU machine does not have (its libc/libstdc++ are newer).
-ldd "$so" $S/bin/lockstep | awk '$3 ~ /^\// {print $3}' | sort -u | while read -r lib; do
+ldd "$so" $S/bin/* | awk '$3 ~ /^\// {print $3}' | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
     libc.so*|libm.so*|libstdc++*|libgcc_s*|libpthread*|ld-linux*|libdl.so*|librt.so*|libz.so*) ;;
     libcu*|libnv*) ;;  # CUDA's and cuDNN's: the machine has them (LD_LIBRARY_PATH in run_python.sh)
@@ -39,6 +41,7 @@ done
 $V/bin/python -m pip download -q --disable-pip-version-check -d $S/wheels pytest
 mkdir -p $S/tests && cp -r tests/python $S/tests/python && cp -r runners $S/runners
 cp ../shared/models/vits_seed_174.* $S/models/
+[ "${GPU_TESTS:-0}" = 1 ] && cp ../shared/models/vits_seed_flow_T1024.* ../shared/models/vits_seed_dec_T256.* $S/models/
 rm -rf "$P" && mkdir -p "$P"
 tar -C $S -cJf "$P/python.tar.xz" .
 rm -rf $S
