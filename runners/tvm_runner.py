@@ -28,24 +28,35 @@ def to_numpy(x):
 
 
 def target_of(tvm, spec):
-    """(tvm.target.Target, its device) for a kind name or a JSON target dict."""
-    target = tvm.target.Target(json.loads(spec) if spec.lstrip().startswith("{") else spec)
-    kind = target.kind.name
+    """(tvm.target.Target, its device) for a kind name or a JSON target dict. TVM 0.25 wants GPU
+    targets as dicts: a bare GPU kind becomes {"kind": KIND} (cuda: with the device's sm_XY arch)."""
+    if spec.lstrip().startswith("{"):
+        desc = json.loads(spec)
+    elif spec in GPU_KINDS:
+        desc = {"kind": spec}
+    else:
+        desc = spec
+    kind = desc["kind"] if isinstance(desc, dict) else spec.split()[0]
     device = tvm.cpu(0) if kind in ("llvm", "c") else tvm.device(kind, 0)
     if kind in GPU_KINDS and not device.exist:
         P.fail("target %s: no %s device here" % (spec, kind))
-    return target, device
+    if kind == "cuda" and isinstance(desc, dict) and "arch" not in desc:
+        desc["arch"] = "sm_" + device.compute_version.replace(".", "")
+    return tvm.target.Target(desc), device
 
 
 def build(tvm, relax, mod, target, opt_level):
     if target.kind.name in GPU_KINDS:
-        from tvm import dlight as dl
+        try:  # TVM 0.25 keeps dlight under s_tir; older releases had tvm.dlight
+            from tvm.s_tir import dlight as dl
+        except ImportError:
+            from tvm import dlight as dl
         mod = relax.get_pipeline("zero")(mod)
         with target:
             mod = dl.ApplyDefaultSchedule(dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.Reduction(),
                                           dl.gpu.GeneralReduction(), dl.gpu.Fallback())(mod)
     with tvm.transform.PassContext(opt_level=opt_level):
-        return relax.build(mod, target=target)
+        return tvm.compile(mod, target=target) if hasattr(tvm, "compile") else relax.build(mod, target=target)
 
 
 def run_one(opts, model_path, input_dir, output_dir, wanted):
