@@ -131,6 +131,27 @@ TEST_F(PersistentRunner, InProcessBisectNamesThePlantedNodeWhereFreshBisectAgree
   EXPECT_EQ(j["node"]["name"], planted_) << in_process.out;
 }
 
+TEST_F(PersistentRunner, CheckTableShowsFreshAgreementAndInProcessDivergence) {
+  // The report's table for a pair: anchors before and after the planted node, fresh and in-process.
+  const std::string before = graph_.nodes[10].name, after = graph_.nodes[60].name;
+  Result r = lockstep("check " + model_ + inputs_arg_ + " --ref reference --test " + stateful() + " --anchors " +
+                      before + "," + planted_ + "," + after + " --format json");
+  ASSERT_EQ(r.rc, 1) << r.out << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["points"].size(), 4u);  // three anchors and the output
+  for (const auto& p : j["points"]) EXPECT_LT(p["fresh"]["rel_l2"].get<double>(), 1e-5) << p;
+  EXPECT_LT(j["points"][0]["in_process"]["rel_l2"].get<double>(), 1e-5);  // the first request is right
+  EXPECT_GT(j["points"][1]["in_process"]["rel_l2"].get<double>(), 1e-3);  // the planted node, second compile
+  EXPECT_NE(j["points"][1]["sha256_fresh"], j["points"][1]["sha256_in_process"]);
+  Result text = lockstep("check " + model_ + inputs_arg_ + " --ref reference --test " + stateful() + " --anchors " +
+                         planted_);
+  EXPECT_NE(text.out.find("in-process cosine"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("FAIL"), std::string::npos) << text.out;
+  Result bad = lockstep("check " + model_ + inputs_arg_ + " --ref reference --test cpu --anchors no_such_node");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("no node 'no_such_node'"), std::string::npos) << bad.err;
+}
+
 TEST_F(PersistentRunner, InProcessNeedsARunner) {
   Result r = lockstep("bisect " + model_ + inputs_arg_ + " --test cpu --in-process");
   EXPECT_EQ(r.rc, 2);

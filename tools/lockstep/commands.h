@@ -61,6 +61,10 @@ struct CheckArgs {
   std::string model;  // empty: the embedded default
   InputArgs inputs;
   int fresh = 3;
+  // --ref/--test (either given): the report's table for that pair of sides (cmd_check_pair.cpp).
+  std::string ref, test;
+  std::string anchors;           // comma-separated node names; empty: the default anchors
+  std::string format = "text";   // text, markdown, json (the pair table)
   CommonArgs common;
 };
 
@@ -143,6 +147,7 @@ int cmd_run(const RunArgs& args);
 int cmd_compare(const CompareArgs& args);
 int cmd_info(const InfoArgs& args);
 int cmd_check(const CheckArgs& args);
+int cmd_check_pair(const CheckArgs& args);
 int cmd_worker(const WorkerArgs& args);
 
 }  // namespace lockstep::cli

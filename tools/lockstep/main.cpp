@@ -80,6 +80,10 @@ int main(int argc, char** argv) {
       "check", "every available backend against the reference, in fresh processes and A/B/A in one process");
   check_cmd->add_option("model", check.model, "ONNX model (default: the embedded seed-shaped VITS flow)");
   check_cmd->add_option("--fresh", check.fresh, "fresh processes per backend (default 3)")->check(CLI::Range(1, 64));
+  check_cmd->add_option("--ref", check.ref, "with --test: the report's table for a pair of sides (backend or runner command)");
+  check_cmd->add_option("--test", check.test, "with --ref: the tested side (backend or runner command)");
+  check_cmd->add_option("--anchors", check.anchors, "pair table: comma-separated node names (default: the usual anchors)");
+  check_cmd->add_option("--format", check.format, "pair table: text, markdown or json (default text)");
   add_inputs(check_cmd, check.inputs);
   add_common(check_cmd, check.common);
   add_precision(check_cmd, check.common);
@@ -167,7 +171,8 @@ int main(int argc, char** argv) {
     if (run_cmd->parsed()) return cmd_run(run);
     if (cmp_cmd->parsed()) return cmd_compare(cmp);
     if (info_cmd->parsed()) return cmd_info(info);
-    if (check_cmd->parsed()) return cmd_check(check);
+    if (check_cmd->parsed())
+      return check.ref.empty() && check.test.empty() && check.anchors.empty() ? cmd_check(check) : cmd_check_pair(check);
     if (worker_cmd->parsed()) return cmd_worker(worker);
     if (bis_cmd->parsed()) return cmd_bisect(bis);
     if (det_cmd->parsed()) return cmd_determinism(det);
