@@ -3,7 +3,8 @@
 #   bash bench/gpu/run_tvm.sh 1    carrying build-tvm1/: the wheel's first third to /tmp
 #   bash bench/gpu/run_tvm.sh 2    carrying build-tvm2/: the second third and the small wheels
 #   bash bench/gpu/run_tvm.sh 3    carrying build-tvm3/: the rest, then TVM-CUDA through lockstep:
-#       fresh bisection, determinism (fresh processes and one runner process), in-process bisection
+#       check's table, fresh bisection, determinism (fresh processes and one runner process),
+#       in-process bisection (ONLY_CHECK=1: the table alone)
 set -euo pipefail
 case "${1:-}" in
   1|2) mkdir -p /tmp/tvm-parts && cp build-tvm$1/* /tmp/tvm-parts/ && ls -la /tmp/tvm-parts; exit 0 ;;
@@ -22,6 +23,9 @@ IN="--inputs $M.z_p.npy $M.y_mask.npy"
 TVM="$PY $PWD/runners/tvm_runner.py --target cuda"
 L=$W/bin/lockstep
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+echo "== check: the report's table, TVM-CUDA against lockstep's float64 reference"
+time $L check $M.onnx $IN --ref reference --test "$TVM" --format markdown || true
+[ "${ONLY_CHECK:-0}" = 1 ] && exit 0
 echo "== bisect, fresh processes"; time $L bisect $M.onnx $IN --test "$TVM" || true
 echo "== determinism: fresh processes and one runner process"; time $L determinism $M.onnx $IN --backend "$TVM" --runs 2 || true
 echo "== bisect --in-process"; time $L bisect $M.onnx $IN --test "$TVM" --in-process || true

@@ -2,9 +2,11 @@
 // pair of sides (lockstep backends or runner commands): at each anchor node and at the outputs,
 // T against R in fresh processes and inside one process per side (runners speaking protocol v2,
 // docs/runner-protocol.md): cosine, max_abs_delta, RMS ratio and the SHA-256 of T's value.
-// PASS needs every point to agree in both modes and T's bits to be the same in both.
+// PASS needs every point to agree in both modes (anchors by cosine and RMS ratio, outputs by
+// the agreement bar) and T's bits to be the same in both.
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -151,12 +153,20 @@ int cmd_check_pair(const CheckArgs& args) {
     }
   }
 
+  // As `check` judges its anchors: an intermediate value of small magnitude can have a relative
+  // L2 above the outputs' 1e-5 bar from float32 rounding alone, so anchors are held to the cosine
+  // bar (and an RMS ratio within 1e-4, which a scaled value fails); outputs to diff::agrees.
+  auto ok = [](const Point& p, const diff::Metrics& m) {
+    if (p.where.rfind("output ", 0) == 0) return diff::agrees(m);
+    return m.shape_match && m.nan_count_test == 0 && m.nan_count_ref == 0 && m.cosine >= diff::kAgreeCosine &&
+           std::abs(m.rms_ratio - 1) <= 1e-4;
+  };
   bool pass = true;
   std::vector<std::string> failures;
   for (const Point& p : points) {
-    if (!p.error_fresh.empty() || !diff::agrees(p.fresh)) failures.push_back(p.where + ": fresh processes disagree");
+    if (!p.error_fresh.empty() || !ok(p, p.fresh)) failures.push_back(p.where + ": fresh processes disagree");
     if (!in_process_ok) continue;
-    if (!p.error_in_process.empty() || !diff::agrees(p.in_process)) failures.push_back(p.where + ": in-process disagrees");
+    if (!p.error_in_process.empty() || !ok(p, p.in_process)) failures.push_back(p.where + ": in-process disagrees");
     if (!p.sha_fresh.empty() && !p.sha_in_process.empty() && p.sha_fresh != p.sha_in_process)
       failures.push_back(p.where + ": " + test_spec + " gives other bits in one process than in fresh ones");
   }
