@@ -5,6 +5,7 @@
 
 #include "core/hash.h"
 #include "diff/runner.h"
+#include "diff/runner_server.h"
 #include "diff/synth.h"
 #include "dynamic/executable.h"
 #include "onnx/export.h"
@@ -134,8 +135,7 @@ std::vector<DeterminismRun> runner_in_process_sequence(const std::string& comman
   try {
     runs.push_back({"in-process A1", output_hashes(call(model_path)), "", true});
   } catch (const Error& e) {
-    if (std::string(e.what()).find("does not speak protocol v2") != std::string::npos ||
-        std::string(e.what()).find("announcement") != std::string::npos) {
+    if (is_not_v2_error(e)) {
       if (note) *note = "in-process sequence not run: " + std::string(e.what()).substr(0, 300);
       return {};
     }

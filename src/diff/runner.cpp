@@ -31,7 +31,9 @@ namespace {
 
 constexpr size_t kLogTailBytes = 2000;  // how much of a failed runner's log goes into the error
 
-std::string log_tail(const std::string& log_path) {
+}  // namespace
+
+std::string runner_log_tail(const std::string& log_path) {
   std::error_code ec;
   if (!fs::exists(log_path, ec)) return "";
   std::string text;
@@ -43,6 +45,10 @@ std::string log_tail(const std::string& log_path) {
   if (text.size() > kLogTailBytes) text = "..." + text.substr(text.size() - kLogTailBytes);
   return text.empty() ? "" : "\n--- " + log_path + " (tail) ---\n" + text;
 }
+
+namespace {
+
+std::string log_tail(const std::string& log_path) { return runner_log_tail(log_path); }
 
 void check_stems(const std::vector<std::string>& names, const std::string& what) {
   std::map<std::string, std::string> seen;

@@ -18,6 +18,9 @@ inline constexpr double kDefaultRunnerTimeoutSeconds = 600;
 // ".npy" is appended by the caller. Two names with the same stem in one call are an error.
 std::string runner_file_stem(const std::string& tensor_name);
 
+// The last 2000 bytes of a runner's log as a block for an error message ("" when there is none).
+std::string runner_log_tail(const std::string& log_path);
+
 // True for "reference", "cpu", "cuda" (names find_backend knows).
 bool is_lockstep_backend_name(const std::string& spec);
 

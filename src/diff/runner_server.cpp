@@ -15,24 +15,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/atomic_file.h"
 #include "core/environ.h"
+#include "diff/runner.h"
 #include "lockstep/error.h"
 
 namespace lockstep::diff {
 namespace {
 
-constexpr size_t kLogTailBytes = 2000;
-
-std::string tail_of(const std::string& path) {
-  try {
-    std::string text = read_file(path);
-    if (text.size() > kLogTailBytes) text = "..." + text.substr(text.size() - kLogTailBytes);
-    return text.empty() ? "" : "\n--- " + path + " (tail) ---\n" + text;
-  } catch (const Error&) {
-    return "";
-  }
-}
+std::string tail_of(const std::string& path) { return runner_log_tail(path); }
 
 // write() that reports a runner gone as EPIPE instead of letting SIGPIPE end this process:
 // SIGPIPE is blocked on this thread around the write, and one it raised is taken back.
@@ -88,7 +78,7 @@ RunnerServer::RunnerServer(const std::string& command, const std::string& log_pa
   std::string hello = read_line(timeout_seconds, "its protocol v2 announcement (--serve)");
   nlohmann::json j = nlohmann::json::parse(hello, nullptr, false);
   if (!j.is_object() || j.value("lockstep_runner", 0) != 2)
-    throw Error(ErrorCode::Io, "runner '" + command + "' does not speak protocol v2: started with --serve it " +
+    throw Error(ErrorCode::Io, "runner '" + command + "' " + kNotV2 + ": started with --serve it " +
                                    "printed '" + hello.substr(0, 200) + "' (docs/runner-protocol.md)" + tail_of(log_path_));
 }
 
@@ -133,11 +123,14 @@ std::string RunnerServer::read_line(double timeout_seconds, const std::string& w
         how = WIFEXITED(status) ? "it exited with status " + std::to_string(WEXITSTATUS(status)) : "it was killed";
       }
       throw Error(ErrorCode::Io, "runner '" + command_ + "' closed its output before " + waiting_for + ": " + how +
+                                     (requests_ == 0 ? std::string(" (") + kNotV2 + "?)" : std::string()) +
                                      tail_of(log_path_));
     }
     buffered_.append(chunk, static_cast<size_t>(got));
   }
 }
+
+bool is_not_v2_error(const Error& e) { return std::string(e.what()).find(kNotV2) != std::string::npos; }
 
 void RunnerServer::request(const std::string& model_path, const std::string& input_dir, const std::string& output_dir,
                            const std::vector<std::string>& wanted, double timeout_seconds) {

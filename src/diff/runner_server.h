@@ -9,7 +9,16 @@
 #include <string>
 #include <vector>
 
+namespace lockstep {
+class Error;
+}
+
 namespace lockstep::diff {
+
+// The words of the error a runner gets when it does not announce protocol v2.
+inline constexpr const char* kNotV2 = "does not speak protocol v2";
+// True for that error: a v1-only runner, which callers note and go on without.
+bool is_not_v2_error(const Error& e);
 
 class RunnerServer {
  public:

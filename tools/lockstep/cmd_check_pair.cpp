@@ -20,6 +20,7 @@
 #include "diff/metrics.h"
 #include "diff/metrics_json.h"
 #include "diff/runner.h"
+#include "diff/runner_server.h"
 #include "inputs.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
@@ -144,7 +145,7 @@ int cmd_check_pair(const CheckArgs& args) {
       p.sha_in_process = sha256_hex(t);
     } catch (const Error& e) {
       const std::string what = e.what();
-      if (what.find("does not speak protocol v2") != std::string::npos || what.find("announcement") != std::string::npos) {
+      if (diff::is_not_v2_error(e)) {
         in_process_ok = false;
         notes.push_back("in-process columns not run: " + what.substr(0, 300));
       } else {
