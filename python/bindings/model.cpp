@@ -37,17 +37,6 @@ T get_or(nb::dict d, const char* key, T fallback) {
   return d.contains(key) ? nb::cast<T>(d[key]) : fallback;
 }
 
-std::string dtype_string(DType dtype) {
-  switch (dtype) {
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
-    case DType::Int64: return "int64";
-    case DType::Int32: return "int32";
-    case DType::Bool: return "bool";
-  }
-  return "?";
-}
-
 }  // namespace
 
 Options options_from_dict(nb::handle given) {
@@ -94,7 +83,7 @@ nb::list describe_values(const ir::Graph& graph, bool inputs) {
     nb::dict d;
     d["name"] = v.name;
     d["shape"] = shape;
-    d["dtype"] = dtype_string(v.dtype);
+    d["dtype"] = dtype_name(v.dtype);  // numpy's names for the five dtypes
     d["shape_known"] = v.shape_known() || !v.shape.empty();
     out.append(d);
   }

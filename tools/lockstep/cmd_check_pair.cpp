@@ -126,30 +126,31 @@ int cmd_check_pair(const CheckArgs& args) {
     for (ir::ValueId v : g.inputs) subset[g.value(v).name] = named.at(g.value(v).name);
     return subset;
   };
+  // T against R on one point, in one mode: the metrics and T's hash.
+  auto measure = [](const diff::Runner& ref, const diff::Runner& test, const Point& p, const diff::NamedTensors& feeds,
+                    diff::Metrics* m, std::string* sha) {
+    Tensor r = ref.run(p.model_path, feeds, {p.tensor}, "").at(p.tensor);
+    Tensor t = test.run(p.model_path, feeds, {p.tensor}, "").at(p.tensor);
+    *m = diff::compare(t, r);
+    *sha = sha256_hex(t);
+  };
   for (Point& p : points) {
     std::cerr << "lockstep: check " << p.where << '\n';
     const diff::NamedTensors feeds = inputs_of(p.model_path);
     try {
-      Tensor r = ref_fresh.run(p.model_path, feeds, {p.tensor}, "").at(p.tensor);
-      Tensor t = test_fresh.run(p.model_path, feeds, {p.tensor}, "").at(p.tensor);
-      p.fresh = diff::compare(t, r);
-      p.sha_fresh = sha256_hex(t);
+      measure(ref_fresh, test_fresh, p, feeds, &p.fresh, &p.sha_fresh);
     } catch (const Error& e) {
       p.error_fresh = e.what();
     }
     if (!in_process_ok) continue;
     try {
-      Tensor r = ref_in.run(p.model_path, feeds, {p.tensor}, "").at(p.tensor);
-      Tensor t = test_in.run(p.model_path, feeds, {p.tensor}, "").at(p.tensor);
-      p.in_process = diff::compare(t, r);
-      p.sha_in_process = sha256_hex(t);
+      measure(ref_in, test_in, p, feeds, &p.in_process, &p.sha_in_process);
     } catch (const Error& e) {
-      const std::string what = e.what();
       if (diff::is_not_v2_error(e)) {
         in_process_ok = false;
-        notes.push_back("in-process columns not run: " + what.substr(0, 300));
+        notes.push_back("in-process columns not run: " + std::string(e.what()).substr(0, 300));
       } else {
-        p.error_in_process = what;
+        p.error_in_process = e.what();
       }
     }
   }
