@@ -24,7 +24,9 @@ else
 fi
 # The Python package (issue 23, docs/python.md): installed into .venv from this build tree (no
 # second build), then its tests under pytest. LOCKSTEP_SKIP_PYTHON=1 leaves them out.
-if [ "${LOCKSTEP_SKIP_PYTHON:-0}" != 1 ]; then
+if [ "${LOCKSTEP_SKIP_PYTHON:-0}" != 1 ] && [ ! -x .venv/bin/python3 ]; then
+  echo "test.sh: SKIPPING the Python package's tests: no .venv (LOCKSTEP_SKIP_VENV=1?)"
+elif [ "${LOCKSTEP_SKIP_PYTHON:-0}" != 1 ]; then
   BUILD_DIR="$BUILD_DIR" ./scripts/install-python.sh
   .venv/bin/python3 -m pytest -q -rs tests/python
 fi
