@@ -57,10 +57,7 @@ diff::Runner runner_of(nb::handle spec, int threads, bool persistent = false) {
   diff::Runner runner;
   if (nb::isinstance<nb::str>(spec)) {
     std::string s = nb::cast<std::string>(spec);
-    if (!find_backend(s) && s.find_first_of(" \t/") == std::string::npos)
-      throw Error(ErrorCode::InvalidArgument, "unknown backend '" + s +
-                                                  "' (known: reference, cpu, cuda; an external runner is a command line "
-                                                  "or a Python callable)");
+    diff::require_known_side(s);
     // persistent: a command served by one process (protocol v2), as `bisect --in-process`.
     runner = persistent && !find_backend(s) ? diff::Runner::persistent(s) : diff::Runner::parse(s);
   } else if (PyCallable_Check(spec.ptr())) {

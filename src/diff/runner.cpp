@@ -186,6 +186,13 @@ std::string runner_file_stem(const std::string& tensor_name) {
   return s;
 }
 
+void require_known_side(const std::string& spec) {
+  if (!find_backend(spec) && spec.find_first_of(" \t/") == std::string::npos)
+    throw Error(ErrorCode::InvalidArgument, "unknown backend '" + spec +
+                                                "' (known: reference, cpu, cuda; an external runner is a command line "
+                                                "or, from Python, a callable)");
+}
+
 bool is_lockstep_backend_name(const std::string& spec) {
   return find_backend(spec) != nullptr;
 }

@@ -21,6 +21,10 @@ std::string runner_file_stem(const std::string& tensor_name);
 // The last 2000 bytes of a runner's log as a block for an error message ("" when there is none).
 std::string runner_log_tail(const std::string& log_path);
 
+// A side given as text is a backend name or a command line (with a space or a '/'); a bare
+// unknown word is a misspelt backend: Error(InvalidArgument) naming it.
+void require_known_side(const std::string& spec);
+
 // True for "reference", "cpu", "cuda" (names find_backend knows).
 bool is_lockstep_backend_name(const std::string& spec);
 

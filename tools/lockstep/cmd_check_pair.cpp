@@ -65,9 +65,7 @@ std::vector<std::string> split_names(const std::string& list) {
 int cmd_check_pair(const CheckArgs& args) {
   const std::string ref_spec = args.ref.empty() ? "reference" : args.ref;
   const std::string test_spec = args.test.empty() ? "cpu" : args.test;
-  for (const std::string& s : {ref_spec, test_spec})
-    if (!find_backend(s) && s.find_first_of(" \t/") == std::string::npos)
-      throw Error(ErrorCode::InvalidArgument, "unknown backend '" + s + "' (known: reference, cpu, cuda; a runner is a command line)");
+  for (const std::string& s : {ref_spec, test_spec}) diff::require_known_side(s);
   if (args.format != "text" && args.format != "markdown" && args.format != "json")
     throw Error(ErrorCode::InvalidArgument, "--format must be text, markdown or json (given '" + args.format + "')");
   Scratch scratch;
