@@ -10,6 +10,7 @@ APT_PACKAGES=(
   libdnnl-dev libopenblas-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libssl-dev zlib1g-dev
   python3 python3-dev python3-numpy python3-venv chromium
+  mesa-vulkan-drivers libvulkan-dev glslc
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

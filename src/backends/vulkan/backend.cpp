@@ -1,0 +1,74 @@
+// The "vulkan" Backend: availability, what it cannot run (with the reason), and compile.
+#include "backends/vulkan/backend.h"
+
+#include "backends/vulkan/device.h"
+#include "backends/vulkan/executor.h"
+#include "backends/vulkan/families.h"
+#include "ir/graph.h"
+
+namespace lockstep::vulkan {
+namespace {
+
+// Run-time tensors of the compute kernels are float32; data movement also copies int32/int64.
+std::optional<std::string> value_unsupported(const ir::Graph& graph, ir::ValueId id, bool any_dtype) {
+  if (id == ir::kNoValue) return std::nullopt;
+  const ir::Value& v = graph.value(id);
+  if (!v.shape_known()) return "value '" + v.name + "' has no static shape";
+  if (v.shape.size() > static_cast<size_t>(kMaxRank)) return "tensors of rank > 6 are not supported on vulkan";
+  if (num_elements(v.shape) > (int64_t{1} << 31) - 1) return "tensors of 2^31 elements or more are not supported on vulkan";
+  if (v.dtype == DType::Float64)
+    return "value '" + v.name + "' is float64; vulkan computes in float32 only (use the reference)";
+  if (v.dtype != DType::Float32 && !any_dtype)
+    return std::string(dtype_name(v.dtype)) + " values are not supported on vulkan yet (float32 kernels)";
+  return std::nullopt;
+}
+
+class VulkanBackend final : public Backend {
+ public:
+  std::string name() const override { return "vulkan"; }
+
+  bool available(std::string* why_not) const override { return device(why_not) != nullptr; }
+
+  std::optional<std::string> unsupported_reason(const ir::Graph& graph, const ir::Node& node) const override {
+    if (ir::has_data_dependent_shape(node.op)) return std::string("data-dependent output shape: runs in the run-time shape stage");
+    const bool moves = is_data_movement(node.op);
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (!ir::is_parameter_input(node.op, i))
+        if (auto r = value_unsupported(graph, node.inputs[i], moves)) return r;
+    for (ir::ValueId v : node.outputs)
+      if (auto r = value_unsupported(graph, v, moves)) return r;
+    for (const auto& step : node.epilogue) {
+      if (auto r = epilogue_step_unsupported(step.op)) return "epilogue step " + *r;
+      if (auto r = value_unsupported(graph, step.operand, false)) return r;
+    }
+    switch (node.op) {
+      case ir::Op::Conv: case ir::Op::ConvTranspose:
+        return conv_unsupported(graph, node);
+      default:
+        if (moves) return data_movement_unsupported(graph, node);
+        return elementwise_unsupported(graph, node);
+    }
+  }
+
+  std::unique_ptr<Executable> compile(const ir::Graph& graph, const Options& options) const override {
+    for (const auto& node : graph.nodes)
+      if (auto reason = unsupported_reason(graph, node))
+        throw Error(ErrorCode::UnsupportedOp, "vulkan backend: " + *reason, node.name, ir::op_name(node.op));
+    return std::make_unique<VulkanExecutable>(graph, options);
+  }
+};
+
+}  // namespace
+
+const Backend& backend() {
+  static VulkanBackend instance;
+  return instance;
+}
+
+std::string device_description() {
+  std::string why;
+  Device* d = device(&why);
+  return d ? d->description() : why;
+}
+
+}  // namespace lockstep::vulkan

@@ -1,0 +1,149 @@
+// Element-wise nodes and epilogues as programs of ew_program.comp: acc = src, then each step.
+// A node's own op is the first step, its fused epilogue the next ones; more than EW_MAX_STEPS
+// steps continue in further dispatches in place on the output.
+#include <cstring>
+
+#include "backends/vulkan/families.h"
+#include "backends/vulkan/shaders/params.h"
+
+namespace lockstep::vulkan {
+
+namespace {
+
+constexpr float kLeakyReluDefaultAlpha = 0.01f;  // ONNX's default
+
+std::optional<uint32_t> ew_code(ir::Op op) {
+  switch (op) {
+    case ir::Op::Add: return EW_ADD;
+    case ir::Op::Sub: return EW_SUB;
+    case ir::Op::Mul: return EW_MUL;
+    case ir::Op::Div: return EW_DIV;
+    case ir::Op::Tanh: return EW_TANH;
+    case ir::Op::Sigmoid: return EW_SIGMOID;
+    case ir::Op::Relu: return EW_RELU;
+    case ir::Op::LeakyRelu: return EW_LEAKY_RELU;
+    case ir::Op::Exp: return EW_EXP;
+    case ir::Op::Neg: return EW_NEG;
+    case ir::Op::Sqrt: return EW_SQRT;
+    case ir::Op::Abs: return EW_ABS;
+    case ir::Op::Reciprocal: return EW_RECIPROCAL;
+    case ir::Op::Floor: return EW_FLOOR;
+    case ir::Op::Ceil: return EW_CEIL;
+    default: return std::nullopt;
+  }
+}
+
+bool is_binary(uint32_t code) { return code == EW_ADD || code == EW_SUB || code == EW_MUL || code == EW_DIV; }
+
+struct Step {
+  uint32_t code = 0;
+  ir::ValueId operand = ir::kNoValue;
+  bool operand_is_lhs = false;
+  float alpha = 0.0f;
+};
+
+uint32_t float_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+// Appends the dispatches computing out = steps(src), src broadcast to out's shape.
+void push_program(Context& ctx, NodeProgram& program, const ir::Node& node, ir::ValueId src, ir::ValueId out,
+                  const std::vector<Step>& steps) {
+  const ir::Graph& g = ctx.graph();
+  const Shape& out_shape = g.value(out).shape;
+  const int64_t n = num_elements(out_shape);
+  if (n == 0) return;
+  for (size_t first = 0; first < steps.size() || first == 0; first += EW_MAX_STEPS) {
+    const size_t count = std::min<size_t>(EW_MAX_STEPS, steps.size() - first);
+    const ir::ValueId from = first == 0 ? src : out;  // later chunks continue in place
+    std::vector<int64_t> dims = out_shape;
+    std::vector<int64_t> out_strides = contiguous_strides(out_shape);
+    std::vector<int64_t> src_strides = broadcast_strides(g.value(from).shape, out_shape);
+    std::vector<std::vector<int64_t>> op_strides(count);
+    std::vector<std::vector<int64_t>*> all{&out_strides, &src_strides};
+    for (size_t s = 0; s < count; ++s) {
+      const Step& step = steps[first + s];
+      op_strides[s] = step.operand == ir::kNoValue ? std::vector<int64_t>(out_shape.size(), 0)
+                                                   : broadcast_strides(g.value(step.operand).shape, out_shape);
+      all.push_back(&op_strides[s]);
+    }
+    collapse_dims(dims, all);
+    if (dims.size() > EW_MAX_RANK)
+      throw Error(ErrorCode::Internal, "vulkan: element-wise program of rank " + std::to_string(dims.size()), node.name,
+                  ir::op_name(node.op));
+    std::vector<uint32_t> p(EW_WORDS, 0);
+    p[EW_N] = word(n, node);
+    p[EW_RANK] = static_cast<uint32_t>(dims.size());
+    for (size_t d = 0; d < EW_MAX_RANK; ++d) p[EW_DIMS + d] = d < dims.size() ? word(dims[d], node) : 1;
+    p[EW_OUT] = ctx.at(out);
+    p[EW_SRC] = ctx.at(from);
+    for (size_t d = 0; d < dims.size(); ++d) p[EW_SRC + 1 + d] = word(src_strides[d], node);
+    p[EW_NSTEPS] = static_cast<uint32_t>(count);
+    for (size_t s = 0; s < count; ++s) {
+      const Step& step = steps[first + s];
+      const size_t w = EW_STEPS + s * EW_STEP_WORDS;
+      p[w] = step.code;
+      p[w + 1] = (step.operand != ir::kNoValue ? 1u : 0u) | (step.operand_is_lhs ? 2u : 0u);
+      p[w + 2] = float_bits(step.alpha);
+      p[w + 3] = step.operand != ir::kNoValue ? ctx.at(step.operand) : 0;
+      for (size_t d = 0; d < dims.size(); ++d) p[w + 4 + d] = word(op_strides[s][d], node);
+    }
+    Dispatch dispatch;
+    dispatch.shader = "ew_program";
+    dispatch.base = ctx.add_params(p);
+    dispatch.groups[0] = groups_for(n, 256);
+    program.dispatches.push_back(dispatch);
+    if (steps.empty()) break;
+  }
+}
+
+std::vector<Step> epilogue_steps(const ir::Node& node) {
+  std::vector<Step> steps;
+  for (const auto& e : node.epilogue) {
+    Step s;
+    s.code = *ew_code(e.op);
+    s.operand = e.operand;
+    s.operand_is_lhs = e.operand_is_lhs;
+    s.alpha = e.alpha;
+    steps.push_back(s);
+  }
+  return steps;
+}
+
+}  // namespace
+
+std::optional<std::string> epilogue_step_unsupported(ir::Op op) {
+  if (!ew_code(op)) return std::string(ir::op_name(op)) + " is not implemented on vulkan yet";
+  return std::nullopt;
+}
+
+std::optional<std::string> elementwise_unsupported(const ir::Graph& graph, const ir::Node& node) {
+  const auto code = ew_code(node.op);
+  if (!code) return std::string(ir::op_name(node.op)) + " is not implemented on vulkan yet (reference and cpu run it)";
+  if (node.outputs.size() != 1 || node.inputs.size() != (is_binary(*code) ? 2u : 1u))
+    return std::string(ir::op_name(node.op)) + " with " + std::to_string(node.inputs.size()) + " inputs";
+  for (ir::ValueId v : node.inputs)
+    if (v == ir::kNoValue) return std::string("an omitted input");
+  return std::nullopt;
+}
+
+void record_elementwise(Context& ctx, int node_index, NodeProgram& program) {
+  const ir::Node& node = ctx.graph().nodes[static_cast<size_t>(node_index)];
+  Step first;
+  first.code = *ew_code(node.op);
+  if (is_binary(first.code)) first.operand = node.inputs[1];
+  if (node.op == ir::Op::LeakyRelu) first.alpha = node.attrs.get_float("alpha", kLeakyReluDefaultAlpha);
+  std::vector<Step> steps{first};
+  for (const Step& s : epilogue_steps(node)) steps.push_back(s);
+  push_program(ctx, program, node, node.inputs[0], node.outputs[0], steps);
+}
+
+void record_epilogue(Context& ctx, int node_index, NodeProgram& program) {
+  const ir::Node& node = ctx.graph().nodes[static_cast<size_t>(node_index)];
+  if (node.epilogue.empty()) return;
+  push_program(ctx, program, node, node.outputs[0], node.outputs[0], epilogue_steps(node));
+}
+
+}  // namespace lockstep::vulkan

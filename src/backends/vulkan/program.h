@@ -1,0 +1,57 @@
+// What the Vulkan families record for a node: dispatches of embedded shaders, each with its
+// parameter words in the Executable's params buffer. Recorded once the arena is laid out (the
+// parameters hold the values' arena offsets), replayed by every run's command buffer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace lockstep::vulkan {
+
+inline constexpr int kMaxRank = 6;  // of any tensor a vulkan kernel reads or writes
+
+struct Dispatch {
+  std::string shader;  // embedded shader name (shaders/<shader>.comp)
+  int spec = 0;        // specialization constant 0 (conv: output channels per invocation)
+  uint32_t base = 0;   // the first parameter word (push constant)
+  uint32_t groups[3] = {1, 1, 1};
+};
+
+struct NodeProgram {
+  int node = -1;
+  std::vector<Dispatch> dispatches;
+};
+
+class Context {
+ public:
+  Context(const ir::Graph& graph, std::vector<int64_t> byte_offsets) : graph_(graph), offsets_(std::move(byte_offsets)) {}
+  const ir::Graph& graph() const { return graph_; }
+  // The value's offset in the arena in 32-bit words; Internal when the value has no slot.
+  uint32_t at(ir::ValueId v) const;
+  // Appends a dispatch's parameter words; returns the first word's index.
+  uint32_t add_params(const std::vector<uint32_t>& words);
+  const std::vector<uint32_t>& params() const { return params_; }
+
+ private:
+  const ir::Graph& graph_;
+  std::vector<int64_t> offsets_;  // per ValueId, bytes; -1 without a slot
+  std::vector<uint32_t> params_;
+};
+
+// Workgroups for n invocations of `local` each, at most 65535 (the shaders loop over the rest).
+uint32_t groups_for(int64_t n, int64_t local);
+// Contiguous row-major strides in elements.
+std::vector<int64_t> contiguous_strides(const Shape& shape);
+// numpy broadcast strides of `shape` read at every index of `out`.
+std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out);
+// Drops size-1 dims and merges adjacent dims that every stride set walks contiguously.
+void collapse_dims(std::vector<int64_t>& dims, std::vector<std::vector<int64_t>*> strides);
+// A parameter input's constant values (empty when omitted); UnsupportedAttribute when not constant.
+std::vector<int64_t> constant_ints(const ir::Graph& graph, const ir::Node& node, size_t index);
+// A signed element count or stride as a parameter word (LimitExceeded past int32).
+uint32_t word(int64_t v, const ir::Node& node);
+
+}  // namespace lockstep::vulkan

@@ -1,0 +1,104 @@
+// float32 math with stated error bounds (docs/vulkan.md, tests/vulkan/math_test.cpp). Only what
+// Vulkan defines exactly is trusted: OpFAdd/OpFSub/OpFMul (correctly rounded), comparisons, bit
+// casts, floor/ceil/abs. The driver's division (2.5 ulp in Vulkan's precision table) and sqrt
+// (inherited from inversesqrt) get one correction from an exactly computed residual; exp, tanh and
+// sigmoid are written here (the builtins' errors are unspecified or grow with |x|). Every result
+// is a `precise` variable: no contraction into fused multiply-adds, so every driver rounds the
+// same operations (same bits run to run; across drivers up to the corrected ops' last ulp).
+#ifndef LOCKSTEP_VULKAN_MATH_GLSL
+#define LOCKSTEP_VULKAN_MATH_GLSL
+
+float pow2i(int k) { return intBitsToFloat((k + 127) << 23); }  // 2^k for k in [-126, 127]
+
+// Veltkamp split: a == hi + lo, each with at most 12 significant bits (|a| < 2^115).
+vec2 split12(float a) {
+  precise float c = 4097.0 * a;
+  precise float hi = c - (c - a);
+  precise float lo = a - hi;
+  return vec2(hi, lo);
+}
+
+// Dekker's product without fma: p + e == a * b exactly (no over/underflow on the way).
+vec2 two_prod(float a, float b) {
+  vec2 as = split12(a), bs = split12(b);
+  precise float p = a * b;
+  precise float e = ((as.x * bs.x - p) + as.x * bs.y + as.y * bs.x) + as.y * bs.y;
+  return vec2(p, e);
+}
+
+// |v| in [2^-40, 2^40]: where the residual corrections below cannot over- or underflow.
+bool mid_range(float v) {
+  float m = abs(v);
+  return m >= 9.094947e-13 && m <= 1.0995116e12;
+}
+
+// a / b, correctly rounded but for near ties (|error| <= 0.5 ulp + 2^-20 ulp) where a, b and the
+// quotient lie in [2^-40, 2^40]; elsewhere the driver's quotient (zero, inf, NaN exact).
+float div_rn(float a, float b) {
+  precise float q = a / b;
+  if (!(mid_range(a) && mid_range(b) && mid_range(q))) return q;
+  vec2 pe = two_prod(q, b);
+  precise float r = (a - pe.x) - pe.y;  // a - p is exact (Sterbenz: p is within a few ulp of a)
+  precise float q2 = q + r / b;
+  return q2;
+}
+
+// sqrt(x) to the same bound as div_rn for x in [2^-40, 2^40]; elsewhere the driver's.
+float sqrt_rn(float x) {
+  precise float s = sqrt(x);
+  if (!(mid_range(x) && mid_range(s))) return s;
+  vec2 pe = two_prod(s, s);
+  precise float r = (x - pe.x) - pe.y;
+  precise float s2 = s + r / (s + s);
+  return s2;
+}
+
+// e^x: Cody-Waite reduction x = n ln2 + r (n*C1 exact, x - n*C1 exact), Cephes' degree-7
+// polynomial on |r| <= ln2/2, then 2^n applied as two exact power-of-two factors (one rounding,
+// gradual underflow). Measured <= 2 ulp (math_test.cpp); 0 below -103.98, inf above 88.7229.
+float exp_f(float x) {
+  if (isnan(x)) return x;
+  if (x > 88.72284) return uintBitsToFloat(0x7f800000u);
+  if (x < -103.98) return 0.0;
+  precise float n = floor(x * 1.442695041 + 0.5);
+  precise float r = (x - n * 0.693359375) - n * -2.12194440e-4;
+  precise float z = r * r;
+  precise float p = (((((1.9875691500e-4 * r + 1.3981999507e-3) * r + 8.3334519073e-3) * r + 4.1665795894e-2) * r +
+                      1.6666665459e-1) * r + 5.0000001201e-1) * z + r + 1.0;
+  int k = int(n);
+  int k1 = k >> 1;
+  precise float y = (p * pow2i(k1)) * pow2i(k - k1);
+  return y;
+}
+
+// tanh(x): Cephes' odd polynomial for |x| < 0.625, 1 - 2 / (e^{2|x|} + 1) above, +-1 past 44.
+// Measured <= 2 ulp (math_test.cpp).
+float tanh_f(float x) {
+  if (isnan(x)) return x;
+  float z = abs(x);
+  if (z > 44.0) return x > 0.0 ? 1.0 : -1.0;
+  if (z >= 0.625) {
+    precise float e = exp_f(z + z);
+    precise float t = 1.0 - div_rn(2.0, e + 1.0);
+    return x < 0.0 ? -t : t;
+  }
+  precise float s = x * x;
+  precise float y = ((((-5.70498872745e-3 * s + 2.06390887954e-2) * s - 5.37397155531e-2) * s + 1.33314422036e-1) * s -
+                     3.33332819422e-1) * s * x + x;
+  return y;
+}
+
+// 1 / (1 + e^-x), as e^x / (1 + e^x) for x < 0 (no cancellation, gradual underflow). Measured
+// <= 2 ulp (math_test.cpp).
+float sigmoid_f(float x) {
+  if (isnan(x)) return x;
+  if (x < 0.0) {
+    precise float e = exp_f(x);
+    precise float d = 1.0 + e;
+    return div_rn(e, d);
+  }
+  precise float d = 1.0 + exp_f(-x);
+  return div_rn(1.0, d);
+}
+
+#endif
