@@ -1,6 +1,10 @@
 // Conv and ConvTranspose, 1-D and 2-D (conv.comp, conv_transpose.comp): direct kernels, 4 output
 // positions x 4 output channels (1 where a group's output channels are not a multiple of 4) per
 // invocation, bias added after the sum, then the epilogue in place (ew_program.comp).
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+
 #include "backends/vulkan/families.h"
 #include "backends/vulkan/shaders/params.h"
 #include "ir/infer_rules.h"
@@ -14,7 +18,9 @@ constexpr int64_t kLocal = 64;  // the shaders' local_size_x
 struct Geometry {
   int64_t n = 1, cin = 1, hin = 1, win = 1, cout = 1, hout = 1, wout = 1, kh = 1, kw = 1;
   int64_t sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0, group = 1;
-  int co_tile = 1;
+  int co_tile = 1;   // output channels per invocation
+  int pos_tile = 4;  // output positions per invocation
+  bool tiled = false;  // conv1d_tiled.comp (shared memory)
   int64_t xtiles = 0;
 };
 
@@ -46,7 +52,13 @@ Geometry geometry(const ir::Graph& graph, const ir::Node& node) {
   }
   const int64_t per_group = g.cout / g.group;
   g.co_tile = per_group % 4 == 0 ? 4 : 1;
-  g.xtiles = transposed ? g.sw * (((g.wout + g.sw - 1) / g.sw + 3) / 4) : (g.wout + 3) / 4;
+  // LOCKSTEP_VULKAN_CONV_TILED=1: 1-D convs whose workgroup input span fits conv1d_tiled.comp's
+  // shared memory (SPAN_MAX) stage it there. Opt-in: on lavapipe it took the seed decoder's convs
+  // from 4.4 to 7.7 s (llvmpipe's shared memory and barriers are slow); GPUs are untested.
+  const char* tiled = std::getenv("LOCKSTEP_VULKAN_CONV_TILED");
+  g.tiled = tiled && std::strcmp(tiled, "1") == 0 && !transposed && sp == 1 &&
+            (64 * g.pos_tile - 1) * g.sw + (g.kw - 1) * g.dw + 1 <= 1024;
+  g.xtiles = transposed ? g.sw * (((g.wout + g.sw - 1) / g.sw + 3) / 4) : (g.wout + g.pos_tile - 1) / g.pos_tile;
   return g;
 }
 
@@ -89,11 +101,14 @@ void record_conv(Context& ctx, int node_index, NodeProgram& program) {
   p[CV_BIAS] = has_bias ? ctx.at(node.inputs[2]) : CV_NO_BIAS;
   p[CV_Y] = ctx.at(y);
   p[CV_XTILES] = word(g.xtiles, node);
+  p[CV_KSTEP_H] = word(g.sh / std::gcd(g.sh, g.dh), node);
+  p[CV_KSTEP_W] = word(g.sw / std::gcd(g.sw, g.dw), node);
   Dispatch dispatch;
-  dispatch.shader = node.op == ir::Op::ConvTranspose ? "conv_transpose" : "conv";
-  dispatch.spec = g.co_tile;
+  dispatch.shader = node.op == ir::Op::ConvTranspose ? "conv_transpose" : g.tiled ? "conv1d_tiled" : "conv";
+  dispatch.spec[0] = g.co_tile;
+  dispatch.spec[1] = g.pos_tile;
   dispatch.base = ctx.add_params(p);
-  dispatch.groups[0] = static_cast<uint32_t>((g.xtiles + kLocal - 1) / kLocal);
+  dispatch.groups[0] = static_cast<uint32_t>((g.xtiles + kLocal - 1) / kLocal);  // 64 x pos_tile outputs each when tiled
   dispatch.groups[1] = static_cast<uint32_t>(g.cout / g.co_tile);
   dispatch.groups[2] = static_cast<uint32_t>(g.n * g.hout);
   program.dispatches.push_back(dispatch);

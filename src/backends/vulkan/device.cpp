@@ -237,12 +237,13 @@ uint32_t Device::memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
   return static_cast<uint32_t>(fallback);
 }
 
-VkPipeline Device::pipeline(const std::string& shader, int spec) {
+VkPipeline Device::pipeline(const std::string& shader, const std::array<int32_t, 8>& spec) {
   const ShaderCode* code = nullptr;
   for (const ShaderCode& s : embedded_shaders())
     if (shader == s.name) code = &s;
   if (!code) throw Error(ErrorCode::Internal, "vulkan: no embedded shader '" + shader + "'");
-  std::string key = sha256_hex(code->words, code->count * sizeof(uint32_t)) + ":" + std::to_string(spec);
+  std::string key = sha256_hex(code->words, code->count * sizeof(uint32_t));
+  for (int32_t v : spec) key += ":" + std::to_string(v);
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
   const Api& api = vk();
@@ -251,9 +252,9 @@ VkPipeline Device::pipeline(const std::string& shader, int spec) {
   smi.pCode = code->words;
   VkShaderModule module = VK_NULL_HANDLE;
   check_vk(api.vkCreateShaderModule(device, &smi, nullptr, &module), "create shader module " + shader);
-  const int32_t value = spec;
-  VkSpecializationMapEntry entry{0, 0, sizeof(int32_t)};
-  VkSpecializationInfo si{1, &entry, sizeof(int32_t), &value};
+  VkSpecializationMapEntry entries[8];
+  for (uint32_t i = 0; i < 8; ++i) entries[i] = {i, static_cast<uint32_t>(i * sizeof(int32_t)), sizeof(int32_t)};
+  const VkSpecializationInfo si{8, entries, sizeof(spec), spec.data()};
   VkComputePipelineCreateInfo cpi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   cpi.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
   cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;

@@ -5,6 +5,8 @@
 // code). Created on first use and kept until the process exits; Executables own everything else.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
@@ -33,8 +35,8 @@ class Device {
 
   // "llvmpipe (LLVM 15.0.6, 256 bits) [lavapipe]".
   std::string description() const { return name + " [" + driver + "]"; }
-  // The compute pipeline of embedded shader `shader` with specialization constant 0 = `spec`.
-  VkPipeline pipeline(const std::string& shader, int spec);
+  // The compute pipeline of embedded shader `shader` with specialization constants 0..7 = `spec`.
+  VkPipeline pipeline(const std::string& shader, const std::array<int32_t, 8>& spec);
   // A memory type in `type_bits` with all of `required`, preferring one that also has `preferred`.
   uint32_t memory_type(uint32_t type_bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) const;
   // vkQueueSubmit of one command buffer, serialized across Executables (queues need it).

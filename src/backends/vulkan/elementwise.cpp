@@ -8,6 +8,8 @@
 
 namespace lockstep::vulkan {
 
+static_assert(EW_MAX_STEPS <= kMaxSpec, "one specialization constant per step");
+
 namespace {
 
 constexpr float kLeakyReluDefaultAlpha = 0.01f;  // ONNX's default
@@ -85,13 +87,17 @@ void push_program(Context& ctx, NodeProgram& program, const ir::Node& node, ir::
       const Step& step = steps[first + s];
       const size_t w = EW_STEPS + s * EW_STEP_WORDS;
       p[w] = step.code;
-      p[w + 1] = (step.operand != ir::kNoValue ? 1u : 0u) | (step.operand_is_lhs ? 2u : 0u);
       p[w + 2] = float_bits(step.alpha);
       p[w + 3] = step.operand != ir::kNoValue ? ctx.at(step.operand) : 0;
       for (size_t d = 0; d < dims.size(); ++d) p[w + 4 + d] = word(op_strides[s][d], node);
     }
     Dispatch dispatch;
     dispatch.shader = "ew_program";
+    for (size_t s = 0; s < count; ++s) {
+      const Step& step = steps[first + s];
+      dispatch.spec[s] = static_cast<int32_t>(step.code | (step.operand != ir::kNoValue ? EW_HAS_OPERAND : 0u) |
+                                              (step.operand_is_lhs ? EW_OPERAND_LHS : 0u));
+    }
     dispatch.base = ctx.add_params(p);
     dispatch.groups[0] = groups_for(n, 256);
     program.dispatches.push_back(dispatch);

@@ -483,7 +483,7 @@ std::vector<std::string> VulkanExecutable::kernel_implementations() const {
   for (const NodeProgram& p : programs_) {
     std::string s;
     for (const Dispatch& d : p.dispatches)
-      s += (s.empty() ? "vulkan:" : "+") + d.shader + (d.shader.rfind("conv", 0) == 0 ? ":co" + std::to_string(d.spec) : "");
+      s += (s.empty() ? "vulkan:" : "+") + d.shader + (d.shader.rfind("conv", 0) == 0 ? ":" + std::to_string(d.spec[0]) + "x" + std::to_string(d.spec[1]) : "");
     out.push_back(s.empty() ? "vulkan:none" : s);
   }
   return out;

@@ -3,6 +3,7 @@
 // parameters hold the values' arena offsets), replayed by every run's command buffer.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,10 +13,12 @@
 namespace lockstep::vulkan {
 
 inline constexpr int kMaxRank = 6;  // of any tensor a vulkan kernel reads or writes
+inline constexpr size_t kMaxSpec = 8;  // specialization constants per dispatch
 
 struct Dispatch {
   std::string shader;  // embedded shader name (shaders/<shader>.comp)
-  int spec = 0;        // specialization constant 0 (conv: output channels per invocation)
+  // Specialization constants 0.. (conv: the tile; ew_program: each step's code and flags).
+  std::array<int32_t, kMaxSpec> spec{};
   uint32_t base = 0;   // the first parameter word (push constant)
   uint32_t groups[3] = {1, 1, 1};
 };

@@ -1,13 +1,14 @@
 #version 450
-// Direct Conv (1-D, and 2-D with H > 1): each invocation computes 4 consecutive output positions
-// of CO_TILE output channels of one group. Every output sums (input channel, kh, kw) in that order
+// Direct Conv (1-D, and 2-D with H > 1): each invocation computes POS_TILE consecutive output
+// positions of CO_TILE output channels of one group. Every output sums (input channel, kh, kw) in that order
 // from zero, then adds the bias: a fixed order, no atomics. Padding reads as 0.
 #extension GL_GOOGLE_include_directive : require
 #include "params.h"
 #include "bindings.glsl"
 
 layout(local_size_x = 64) in;
-layout(constant_id = 0) const int CO_TILE = 4;  // 4 where a group's output channels are a multiple of 4, else 1
+layout(constant_id = 0) const int CO_TILE = 4;  // divides a group's output channels
+layout(constant_id = 1) const int POS_TILE = 4;
 layout(std430, set = 0, binding = 0) restrict buffer Arena { float arena[]; };
 
 void main() {
@@ -19,14 +20,14 @@ void main() {
   const int dh = iparam(CV_DH), dw = iparam(CV_DW), ph = iparam(CV_PH), pw = iparam(CV_PW);
   const int group = iparam(CV_GROUP);
   const int cig = cin / group, mg = cout / group, kk = kh_n * kw_n;
-  const int ow0 = xt * 4;
+  const int ow0 = xt * POS_TILE;
   const int co0 = int(gl_WorkGroupID.y) * CO_TILE;
   const int n = int(gl_WorkGroupID.z) / hout, oh = int(gl_WorkGroupID.z) % hout;
   const int g = co0 / mg;
 
-  precise float acc[CO_TILE][4];
+  precise float acc[CO_TILE][POS_TILE];
   for (int c = 0; c < CO_TILE; ++c)
-    for (int j = 0; j < 4; ++j) acc[c][j] = 0.0;
+    for (int j = 0; j < POS_TILE; ++j) acc[c][j] = 0.0;
   for (int ci = 0; ci < cig; ++ci) {
     const int xplane = iparam(CV_X) + ((n * cin + g * cig + ci) * hin) * win;
     const int wrow = iparam(CV_W) + (co0 * cig + ci) * kk;
@@ -36,15 +37,15 @@ void main() {
       const int xrow = xplane + ih * win;
       for (int kw = 0; kw < kw_n; ++kw) {
         const int iw = ow0 * sw + kw * dw - pw;
-        float xv[4];
-        for (int j = 0; j < 4; ++j) {
+        float xv[POS_TILE];
+        for (int j = 0; j < POS_TILE; ++j) {
           const int p = iw + j * sw;
           const float v = arena[xrow + clamp(p, 0, win - 1)];  // always in bounds, then masked
           xv[j] = (p >= 0 && p < win) ? v : 0.0;
         }
         for (int c = 0; c < CO_TILE; ++c) {
           const float wv = arena[wrow + c * cig * kk + kh * kw_n + kw];
-          for (int j = 0; j < 4; ++j) acc[c][j] = acc[c][j] + wv * xv[j];
+          for (int j = 0; j < POS_TILE; ++j) acc[c][j] = acc[c][j] + wv * xv[j];
         }
       }
     }
@@ -53,7 +54,7 @@ void main() {
   for (int c = 0; c < CO_TILE; ++c) {
     const float b = bias_at == CV_NO_BIAS ? 0.0 : arena[bias_at + uint(co0 + c)];
     const int yrow = iparam(CV_Y) + ((n * cout + co0 + c) * hout + oh) * wout;
-    for (int j = 0; j < 4; ++j) {
+    for (int j = 0; j < POS_TILE; ++j) {
       precise float y = acc[c][j] + b;
       if (ow0 + j < wout) arena[yrow + ow0 + j] = y;
     }

@@ -29,6 +29,14 @@ void main() {
   const int offw = ((kw_n - 1) * dw + abs(pw) + sw - 1) / sw * sw;
   const int offh = ((kh_n - 1) * dh + abs(ph) + sh - 1) / sh * sh;
 
+  // The taps this output row and phase read: the first in [0, kstep), then every kstep-th.
+  const int kstep_h = iparam(CV_KSTEP_H), kstep_w = iparam(CV_KSTEP_W);
+  int kh0 = kh_n, kw0 = kw_n;
+  for (int kh = min(kstep_h, kh_n) - 1; kh >= 0; --kh)
+    if ((oh + ph - kh * dh + offh) % sh == 0) kh0 = kh;
+  for (int kw = min(kstep_w, kw_n) - 1; kw >= 0; --kw)
+    if ((r + pw - kw * dw + offw) % sw == 0) kw0 = kw;
+
   precise float acc[CO_TILE][4];
   for (int c = 0; c < CO_TILE; ++c)
     for (int j = 0; j < 4; ++j) acc[c][j] = 0.0;
@@ -36,16 +44,12 @@ void main() {
     const int c_in = g * cig + ci;
     const int xplane = iparam(CV_X) + ((n * cin + c_in) * hin) * win;
     const int wrow = iparam(CV_W) + (c_in * mg + (co0 - g * mg)) * kk;
-    for (int kh = 0; kh < kh_n; ++kh) {
-      const int numh = oh + ph - kh * dh + offh;
-      if (numh < 0 || numh % sh != 0) continue;
-      const int ih = numh / sh - offh / sh;
+    for (int kh = kh0; kh < kh_n; kh += kstep_h) {
+      const int ih = (oh + ph - kh * dh + offh) / sh - offh / sh;
       if (ih < 0 || ih >= hin) continue;
       const int xrow = xplane + ih * win;
-      for (int kw = 0; kw < kw_n; ++kw) {
-        const int num = r + pw - kw * dw + offw;
-        if (num < 0 || num % sw != 0) continue;
-        const int ib = num / sw - offw / sw + q0;
+      for (int kw = kw0; kw < kw_n; kw += kstep_w) {
+        const int ib = (r + pw - kw * dw + offw) / sw - offw / sw + q0;
         float xv[4];
         for (int j = 0; j < 4; ++j) {
           const int p = ib + j;

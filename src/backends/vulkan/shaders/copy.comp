@@ -15,9 +15,12 @@ void main() {
     uint rest = i;
     int src = 0, dst = 0;
     for (int d = int(rank) - 1; d >= 0; --d) {
-      const uint dim = param(CP_DIMS + d);
-      const int c = int(rest % dim);
-      rest /= dim;
+      int c = int(rest);
+      if (d > 0) {
+        const uint dim = param(CP_DIMS + d);
+        c = int(rest % dim);
+        rest /= dim;
+      }
       src += c * iparam(CP_SRC + 1 + d);
       dst += c * iparam(CP_DST + 1 + d);
     }

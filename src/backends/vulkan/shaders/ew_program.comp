@@ -2,7 +2,7 @@
 // An element-wise program: acc = src; then per step acc = op(acc) or op(acc, operand) (or
 // op(operand, acc)), every operand read with numpy broadcasting through its strides; the output is
 // contiguous. A node's own op is its first step; a Conv's epilogue runs in place (src = output).
-// Layout: params.h.
+// Layout: params.h; the steps' codes are specialization constants, their operands parameters.
 #extension GL_GOOGLE_include_directive : require
 #include "params.h"
 #include "math.glsl"
@@ -41,35 +41,57 @@ float binary(uint code, float x, float y) {
   return r;
 }
 
+// Each step's code | EW_HAS_OPERAND | EW_OPERAND_LHS, 0 for none: specialization constants, so a
+// pipeline holds only its own steps' math (a switch on a run-time code made llvmpipe evaluate every
+// case, masked, for every element).
+layout(constant_id = 0) const uint S0 = 0u;
+layout(constant_id = 1) const uint S1 = 0u;
+layout(constant_id = 2) const uint S2 = 0u;
+layout(constant_id = 3) const uint S3 = 0u;
+layout(constant_id = 4) const uint S4 = 0u;
+layout(constant_id = 5) const uint S5 = 0u;
+layout(constant_id = 6) const uint S6 = 0u;
+layout(constant_id = 7) const uint S7 = 0u;
+
+int coord[EW_MAX_RANK];
+uint rank;
+
+float apply(const uint S, const uint k, float acc) {
+  const uint w = EW_STEPS + k * EW_STEP_WORDS;
+  if ((S & EW_HAS_OPERAND) == 0u) return unary(S & 255u, acc, uintBitsToFloat(param(w + 2)));
+  int at = iparam(w + 3);
+  for (uint d = 0; d < rank; ++d) at += coord[d] * iparam(w + 4 + d);
+  const float operand = arena[at];
+  return (S & EW_OPERAND_LHS) != 0u ? binary(S & 255u, operand, acc) : binary(S & 255u, acc, operand);
+}
+
 void main() {
   const uint n = param(EW_N);
-  const uint rank = param(EW_RANK);
-  const uint nsteps = min(param(EW_NSTEPS), uint(EW_MAX_STEPS));
+  rank = param(EW_RANK);
   const uint out_at = param(EW_OUT);
   const uint total = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   for (uint i = gl_GlobalInvocationID.x; i < n; i += total) {
     uint rest = i;
     int src = iparam(EW_SRC);
-    int at[EW_MAX_STEPS];
-    for (uint s = 0; s < nsteps; ++s) at[s] = iparam(EW_STEPS + s * EW_STEP_WORDS + 3);
     for (int d = int(rank) - 1; d >= 0; --d) {
-      const uint dim = param(EW_DIMS + d);
-      const int c = int(rest % dim);
-      rest /= dim;
+      int c = int(rest);
+      if (d > 0) {  // no division for the outermost dim (rank 1: none at all)
+        const uint dim = param(EW_DIMS + d);
+        c = int(rest % dim);
+        rest /= dim;
+      }
+      coord[d] = c;
       src += c * iparam(EW_SRC + 1 + d);
-      for (uint s = 0; s < nsteps; ++s) at[s] += c * iparam(EW_STEPS + s * EW_STEP_WORDS + 4 + d);
     }
     precise float acc = arena[src];
-    for (uint s = 0; s < nsteps; ++s) {
-      const uint w = EW_STEPS + s * EW_STEP_WORDS;
-      const uint code = param(w), flags = param(w + 1);
-      if ((flags & 1u) == 0u) {
-        acc = unary(code, acc, uintBitsToFloat(param(w + 2)));
-      } else {
-        const float operand = arena[at[s]];
-        acc = (flags & 2u) != 0u ? binary(code, operand, acc) : binary(code, acc, operand);
-      }
-    }
+    if (S0 != 0u) acc = apply(S0, 0u, acc);
+    if (S1 != 0u) acc = apply(S1, 1u, acc);
+    if (S2 != 0u) acc = apply(S2, 2u, acc);
+    if (S3 != 0u) acc = apply(S3, 3u, acc);
+    if (S4 != 0u) acc = apply(S4, 4u, acc);
+    if (S5 != 0u) acc = apply(S5, 5u, acc);
+    if (S6 != 0u) acc = apply(S6, 6u, acc);
+    if (S7 != 0u) acc = apply(S7, 7u, acc);
     arena[out_at + i] = acc;
   }
 }

@@ -30,8 +30,10 @@
 #define EW_SRC (EW_OUT + 1)               // source offset, then EW_MAX_RANK strides
 #define EW_NSTEPS (EW_SRC + 1 + EW_MAX_RANK)
 #define EW_STEPS (EW_NSTEPS + 1)
-// Per step: code, flags (bit 0 has an operand, bit 1 the operand is the left-hand side), alpha
-// (float bits), operand offset, EW_MAX_RANK operand strides.
+// Per step: (unused), (unused), alpha (float bits), operand offset, EW_MAX_RANK operand strides;
+// the step itself is specialization constant k: code | EW_HAS_OPERAND | EW_OPERAND_LHS (0: none).
+#define EW_HAS_OPERAND 0x100u
+#define EW_OPERAND_LHS 0x200u
 #define EW_STEP_WORDS (4 + EW_MAX_RANK)
 #define EW_WORDS (EW_STEPS + EW_MAX_STEPS * EW_STEP_WORDS)
 
@@ -83,8 +85,10 @@
 #define CV_W 17
 #define CV_BIAS 18
 #define CV_Y 19
-#define CV_XTILES 20  // invocations along W (conv: ceil(W_out / 4); transpose: phases x ceil(Q / 4))
-#define CV_WORDS 21
+#define CV_XTILES 20  // invocations along W (conv: ceil(W_out / POS_TILE); transpose: phases x ceil(Q / 4))
+#define CV_KSTEP_H 21  // transpose: sh / gcd(sh, dh), the distance of the taps one output phase reads
+#define CV_KSTEP_W 22  // transpose: sw / gcd(sw, dw)
+#define CV_WORDS 23
 #define CV_NO_BIAS 0xffffffffu
 
 #endif
