@@ -53,9 +53,13 @@ int main(int argc, char** argv) {
       for (const auto& p : prime_paths) prime.push_back(lockstep::read_npy(p));
       exe->run(prime);
     }
+    struct rusage before {}, after {};
+    getrusage(RUSAGE_SELF, &before);
     auto first = clock::now();
     outputs = exe->run(inputs);
     double first_run_ms = std::chrono::duration<double, std::milli>(clock::now() - first).count();
+    getrusage(RUSAGE_SELF, &after);
+    const long first_run_faults = after.ru_minflt - before.ru_minflt;  // pages touched for the first time
     const lockstep::dynamic::Stats* stage = lockstep::dynamic::stats(*exe);
     const double first_run_compile_ms = stage ? stage->last_run_compile_ms : 0;
     const int first_run_misses = stage ? stage->last_run_misses : 0;
@@ -80,6 +84,7 @@ int main(int argc, char** argv) {
     if (stage) {  // the run-time shape stage: what the first call spent specialising and compiling
       row["first_run_compile_ms"] = first_run_compile_ms;
       row["first_run_misses"] = first_run_misses;
+      row["first_run_page_faults"] = first_run_faults;
     }
     // Kernels only, without the input/output copies: how on-device peers (torch's CUDA events) time.
     if (!device_times.empty()) row["device_median_ms"] = device_times[device_times.size() / 2];

@@ -19,6 +19,8 @@ class Graph;
 struct Node;
 }  // namespace ir
 
+class HostScratch;
+
 struct Options {
   int threads = 0;                            // CPU threads; 0 = all hardware threads
   std::map<std::string, Shape> input_shapes;  // binds symbolic or overrides input dims
@@ -31,6 +33,10 @@ struct Options {
   // Convolution/matmul arithmetic on cuda: "fp32" (strict IEEE float32), "tf32", "fp16", "bf16"
   // (reduced precision, fast modes; docs/cuda.md). The cpu and reference backends ignore it.
   std::string precision = "fp32";
+  // Internal, set by the run-time shape stage (src/dynamic): host memory that the cpu executables
+  // of one dynamic executable's segments share for their arena and workspace, since they run one
+  // after another (src/core/host_scratch.h). Null: each executable has its own.
+  std::shared_ptr<HostScratch> host_scratch;
 };
 
 class Model {

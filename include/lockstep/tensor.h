@@ -77,6 +77,9 @@ class Tensor {
     return reinterpret_cast<const T*>(storage_.get());
   }
 
+  // The storage's owner, held weakly by caches keyed by a constant's address (core/hash.h).
+  std::weak_ptr<const std::byte[]> storage_owner() const { return storage_; }
+
   Tensor clone() const;                   // deep copy
   Tensor to(DType dtype) const;           // element-wise conversion (deep copy)
   Tensor reshaped(Shape shape) const;     // shares storage; element count must match

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "core/hash.h"
+#include "core/host_scratch.h"
 #include "dynamic/probe.h"
 #include "passes/pipeline.h"
 #include "reference/evaluate.h"
@@ -79,6 +80,9 @@ class DynamicExecutable final : public Executable {
       : source_(std::move(graph)), backend_(backend), options_(std::move(options)), cache_(limits) {
     trace_ = std::getenv("LOCKSTEP_TRACE_SHAPES") != nullptr;
     cap_ = options_.max_memory_bytes > 0 ? options_.max_memory_bytes : default_memory_cap();
+    // Segments run one after another (run() holds mutex_): their cpu arenas and workspaces share
+    // one reservation, so resident memory is the largest segment's and warm pages are reused.
+    options_.host_scratch = std::make_shared<HostScratch>(cap_);
     parameter_reader_.assign(source_.values.size(), 0);
     for (const ir::Node& node : source_.nodes)
       for (size_t i = 0; i < node.inputs.size(); ++i)
@@ -129,6 +133,8 @@ class DynamicExecutable final : public Executable {
     }
     stats_.cached_entries = cache_.size();
     stats_.cached_bytes = cache_.bytes();
+    stats_.scratch_arena_bytes = options_.host_scratch->arena_high_water();
+    stats_.scratch_workspace_bytes = options_.host_scratch->workspace_high_water();
 
     std::vector<Tensor> results;
     for (ir::ValueId v : source_.outputs) {
@@ -195,16 +201,19 @@ class DynamicExecutable final : public Executable {
 
   // Specialises the not-yet-run part of the graph to what this run knows and compiles the next segment.
   EntryPtr build(const std::vector<char>& done) const {
-    ir::Graph g = source_;
-    g.plan.reset();
+    // The not-yet-run nodes over the whole value table (ids stay the source's); copied once.
+    ir::Graph g;
+    g.name = source_.name;
+    g.opset = source_.opset;
+    g.values = source_.values;
+    g.inputs = source_.inputs;
+    g.outputs = source_.outputs;
     std::vector<int> origin;  // g.nodes index -> source node index
-    std::vector<ir::Node> kept;
     for (size_t n = 0; n < source_.nodes.size(); ++n)
       if (!done[n]) {
-        kept.push_back(source_.nodes[n]);
+        g.nodes.push_back(source_.nodes[n]);
         origin.push_back(static_cast<int>(n));
       }
-    g.nodes = std::move(kept);
     std::vector<char> known(g.values.size(), 0);
     for (size_t v = 0; v < g.values.size(); ++v) {
       const Tensor& t = env_[v];
@@ -311,7 +320,7 @@ class DynamicExecutable final : public Executable {
           produced[static_cast<size_t>(v)] = 1;
           if (later[static_cast<size_t>(v)]) seg_outputs.push_back(v);
         }
-      nodes.push_back(node);
+      nodes.push_back(std::move(s.nodes[n]));  // `node` is not read after this
     }
     // Graph outputs that are run-time values already (a graph input passed through) need nothing.
     if (nodes.empty() || seg_outputs.empty()) return entry;

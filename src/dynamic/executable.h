@@ -34,6 +34,10 @@ struct Stats {
   double last_run_compile_ms = 0;  // time the last run spent specialising and compiling
   int cached_entries = 0;
   int64_t cached_bytes = 0;
+  // The host scratch every cached cpu segment shares (core/host_scratch.h): the largest arena and
+  // workspace any of them asked for, i.e. what is resident for them, not their sum.
+  int64_t scratch_arena_bytes = 0;
+  int64_t scratch_workspace_bytes = 0;
 };
 
 // An Executable over `graph` (imported, not prepared) that specialises per call for `backend`.

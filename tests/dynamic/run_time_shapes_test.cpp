@@ -161,6 +161,29 @@ TEST(RunTimeShapes, CacheIsBounded) {
   EXPECT_EQ(stats->evictions, 5);  // 8 segments compiled, 3 kept
 }
 
+// The cached cpu segments take turns in one host scratch: resident arena memory is the largest
+// segment's, not the sum over the cache, and every call still matches the reference.
+TEST(RunTimeShapes, CpuSegmentsShareOneScratch) {
+  Options options;
+  options.threads = 1;
+  Model model = Model::from_graph(symbolic_and_value_sized());
+  std::unique_ptr<Executable> exe = compile(model, "cpu", options);
+  const dynamic::Stats* stats = dynamic::stats(*exe);
+  ASSERT_NE(stats, nullptr);
+  for (int64_t frames : {4096, 64, 2048, 4096}) {
+    std::vector<Tensor> in = inputs_for(frames, 3);
+    std::vector<Tensor> got = exe->run(in);
+    std::vector<Tensor> want = reference::evaluate(model.graph(), in);
+    EXPECT_LE(max_abs_diff(got[0], want[0]), 1e-6) << frames << " frames";
+  }
+  EXPECT_EQ(stats->cached_entries, 6) << "three lengths, two segments each";
+  // The conv segment's arena at 4096 frames: x [1,4,4096] and y [1,8,4096] float32 (plus padding).
+  const int64_t largest = (4 + 8) * 4096 * 4;
+  EXPECT_GE(stats->scratch_arena_bytes, largest);
+  EXPECT_LT(stats->scratch_arena_bytes, stats->cached_bytes)
+      << "the largest segment's arena, not the sum of the cached entries' planned arenas";
+}
+
 TEST(RunTimeShapes, BadInputsAreClearErrors) {
   std::unique_ptr<Executable> exe = compile(Model::from_graph(symbolic_and_value_sized()), "cpu", {});
   auto message = [&](std::vector<Tensor> in) -> std::string {

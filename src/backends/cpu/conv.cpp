@@ -27,7 +27,9 @@
 #include "backends/cpu/layout.h"
 #include "backends/cpu/onednn_impl.h"
 #include "backends/cpu/profile.h"
+#include "backends/cpu/shared_weights.h"
 #include "backends/cpu/transpose.h"
+#include "core/hash.h"
 
 namespace lockstep::cpu {
 
@@ -91,7 +93,6 @@ class ConvKernel final : public Kernel {
       w_dims.push_back(g.kernel[i]);
       w_strides.push_back(kstrides[i]);
     }
-    (void)ws;
 
     const bool pointwise = !transposed && ksize == 1 &&
                            std::all_of(g.strides.begin(), g.strides.end(), [](int64_t s) { return s == 1; }) &&
@@ -182,9 +183,13 @@ class ConvKernel final : public Kernel {
     memory w_user(plain_desc(w_dims, w_strides), engine_, ctx.ptr(node.inputs[1]));
     weights_const_ = ctx.graph.is_constant(node.inputs[1]);
     if (weights_const_) {
-      w_mem_ = memory(wei_d, engine_);
-      dnnl::reorder(w_user, w_mem_).execute(stream_, w_user, w_mem_);
-      stream_.wait();
+      // Shared with every compile of the same weights and layout (another length's segment).
+      std::string key = "conv/" + sha256_of_constant(ctx.ptr(node.inputs[1]), static_cast<size_t>(num_elements(ws)) * sizeof(float)) +
+                        (transposed ? "/t" : "/c");
+      for (int64_t d : w_dims) key += "/" + std::to_string(d);
+      SharedOnednnWeights shared = shared_onednn_weights(key, wei_d, engine_, stream_, [&] { return w_user; });
+      w_mem_ = shared.memory;
+      w_shared_ = shared.bytes;
     } else {
       w_user_ = w_user;
     }
@@ -354,6 +359,7 @@ class ConvKernel final : public Kernel {
   TiledConv1d tiles_;  // tiled() for long 1-D time axes, instead of primitive_
   dnnl::reorder src_reorder_, dst_reorder_, wei_reorder_;
   memory x_mem_, y_mem_, b_mem_, w_mem_, w_user_, src_mem_, dst_mem_, scratch_mem_;
+  std::shared_ptr<const SharedBytes> w_shared_;  // what w_mem_ reads when the weights are constant
   memory::desc src_d_, dst_d_, wei_d_, scratch_d_;
   std::unordered_map<int, memory> args_;
   size_t src_off_ = 0, dst_off_ = 0, wei_off_ = 0, scratch_off_ = 0;

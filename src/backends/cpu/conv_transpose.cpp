@@ -22,7 +22,9 @@
 #include "backends/cpu/onednn_impl.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/profile.h"
+#include "backends/cpu/shared_weights.h"
 #include "backends/cpu/transpose.h"
+#include "core/hash.h"
 
 namespace lockstep::cpu {
 
@@ -79,14 +81,32 @@ class PolyphaseKernel final : public Kernel {
     const int64_t oc = p.s * p.co, J = p.taps;
     // Weights [r*Co + c][ci][t] = w[ci][c][r + s*(J-1-t)] (zero past K), and the bias per phase.
     const float* w = ctx.fptr(node.inputs[1]);
-    std::vector<float> wc(static_cast<size_t>(oc * p.ci * J), 0.0f);
-    for (int64_t r = 0; r < p.s; ++r)
-      for (int64_t c = 0; c < p.co; ++c)
-        for (int64_t i = 0; i < p.ci; ++i)
-          for (int64_t t = 0; t < J; ++t) {
-            const int64_t k = r + p.s * (J - 1 - t);
-            if (k < p.k) wc[static_cast<size_t>(((r * p.co + c) * p.ci + i) * J + t)] = w[(i * p.co + c) * p.k + k];
-          }
+    std::vector<float> wc;  // made on demand: shared reordered weights skip it
+    auto phase_weights = [&]() -> const std::vector<float>& {
+      if (!wc.empty()) return wc;
+      wc.assign(static_cast<size_t>(oc * p.ci * J), 0.0f);
+      for (int64_t r = 0; r < p.s; ++r)
+        for (int64_t c = 0; c < p.co; ++c)
+          for (int64_t i = 0; i < p.ci; ++i)
+            for (int64_t t = 0; t < J; ++t) {
+              const int64_t k = r + p.s * (J - 1 - t);
+              if (k < p.k) wc[static_cast<size_t>(((r * p.co + c) * p.ci + i) * J + t)] = w[(i * p.co + c) * p.k + k];
+            }
+      return wc;
+    };
+    // The phases' weights reordered for a primitive: shared with other compiles of these weights.
+    const std::string weights_key = "polyphase/" +
+                                    sha256_of_constant(w, static_cast<size_t>(p.ci * p.co * p.k) * sizeof(float)) + "/" +
+                                    std::to_string(p.ci) + "/" + std::to_string(p.co) + "/" + std::to_string(p.k) +
+                                    "/" + std::to_string(p.s);
+    auto reordered = [&](const memory::desc& desc) {
+      SharedOnednnWeights shared = shared_onednn_weights(weights_key, desc, engine_, stream_, [&] {
+        return memory({{oc, p.ci, J}, memory::data_type::f32, memory::format_tag::oiw}, engine_,
+                      const_cast<float*>(phase_weights().data()));
+      });
+      w_shared_ = shared.bytes;
+      return shared.memory;
+    };
     const float* b = node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue ? ctx.fptr(node.inputs[2]) : nullptr;
     if (b) {
       bias_.resize(static_cast<size_t>(oc));
@@ -109,10 +129,7 @@ class PolyphaseKernel final : public Kernel {
       }
       if (tiles_.tiled()) {
         impl_ = "onednn:" + tiles_.implementation();
-        memory w_user({{oc, p.ci, J}, memory::data_type::f32, memory::format_tag::oiw}, engine_, wc.data());
-        w_mem_ = memory(tiles_.weights_desc(), engine_);
-        dnnl::reorder(w_user, w_mem_).execute(stream_, w_user, w_mem_);
-        stream_.wait();
+        w_mem_ = reordered(tiles_.weights_desc());
         scratch_d_ = memory::desc({static_cast<int64_t>(std::max<size_t>(tiles_.scratch_bytes(), 64))},
                                   memory::data_type::u8, memory::format_tag::a);
       } else {
@@ -126,7 +143,7 @@ class PolyphaseKernel final : public Kernel {
           // our GEMM convolution instead (conv_gemm.h)
           gemm_.emplace(GemmConv1dShape{.n = p.n, .ci = p.ci, .co = oc, .w_in = p.in_w, .w_out = p.groups, .k = J,
                                         .pad_begin = J - 1, .x_nwc = true, .y_nwc = true},
-                        wc.data(), b ? bias_.data() : nullptr, ctx.threads);
+                        phase_weights().data(), b ? bias_.data() : nullptr, ctx.threads);
           impl_ = std::string("lockstep:gemm-conv:") + sgemm_implementation();
           scratch_d_ = memory::desc({static_cast<int64_t>(std::max<size_t>(gemm_->scratch_bytes(), 64))},
                                     memory::data_type::u8, memory::format_tag::a);
@@ -134,10 +151,7 @@ class PolyphaseKernel final : public Kernel {
           primitive_ = dnnl::convolution_forward(pd);
           if (!(pd.src_desc() == src_d) || !(pd.dst_desc() == dst_d))
             throw Error(ErrorCode::Internal, "cpu: oneDNN changed the polyphase layouts", node.name, ir::op_name(node.op));
-          memory w_user({{oc, p.ci, J}, memory::data_type::f32, memory::format_tag::oiw}, engine_, wc.data());
-          w_mem_ = memory(pd.weights_desc(), engine_);
-          dnnl::reorder(w_user, w_mem_).execute(stream_, w_user, w_mem_);
-          stream_.wait();
+          w_mem_ = reordered(pd.weights_desc());
           scratch_d_ = pd.scratchpad_desc();
         }
       }
@@ -228,6 +242,7 @@ class PolyphaseKernel final : public Kernel {
   std::string impl_;
   std::byte* scratch_ = nullptr;
   memory w_mem_, b_mem_;
+  std::shared_ptr<const SharedBytes> w_shared_;  // what w_mem_ reads
   memory::desc src_d_, dst_d_, scratch_d_;
   std::unordered_map<int, memory> args_;
   std::vector<float> bias_;

@@ -13,12 +13,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
-#include <mutex>
-#include <unordered_map>
 #include <stdexcept>
 #include <string>
 
 #include "backends/cpu/conv1d_geometry.h"
+#include "backends/cpu/shared_weights.h"
 #include "backends/cpu/conv_winograd_isa.h"
 #include "backends/cpu/conv_winograd_transforms.h"
 #include "backends/cpu/epilogue.h"
@@ -66,22 +65,6 @@ Setting setting() {
 
 bool Winograd1d::available() { return isa_has_fma_vectors(active_isa()); }
 
-// Transformed weights alive in some executable, by content key: held weakly, so they live exactly
-// as long as an executable (e.g. a cached segment of another length) uses them.
-std::shared_ptr<const Winograd1d::Transformed> Winograd1d::shared_transformed(
-    const std::string& key, const std::function<std::shared_ptr<Transformed>()>& make) {
-  static std::mutex mutex;
-  static std::unordered_map<std::string, std::weak_ptr<const Transformed>> alive;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = alive.find(key); it != alive.end())
-    if (auto p = it->second.lock()) return p;
-  if (alive.size() > 4096)  // drop expired keys now and then
-    for (auto it = alive.begin(); it != alive.end();) it = it->second.expired() ? alive.erase(it) : std::next(it);
-  std::shared_ptr<const Transformed> made = make();
-  alive[key] = made;
-  return made;
-}
-
 Winograd1d::Winograd1d(const Winograd1dShape& shape, const float* weights, const float* bias, int threads, Isa isa)
     : s_(shape), threads_(std::max(1, threads)), kernels_(&winograd_kernels(isa)) {
   const int64_t ci = s_.ci, co = s_.co, m = s_.tile;
@@ -108,11 +91,11 @@ Winograd1d::Winograd1d(const Winograd1dShape& shape, const float* weights, const
   }
   // Weights: u_q = (G g)_q for every group, in double, rounded once. Shared across compiles
   // through a cache keyed by the weights' SHA-256 and everything the layout depends on.
-  std::string key = sha256_hex(weights, static_cast<size_t>(co * ci * s_.k) * sizeof(float));
-  key += bias ? sha256_hex(bias, static_cast<size_t>(co) * sizeof(float)) : std::string("-");
+  std::string key = sha256_of_constant(weights, static_cast<size_t>(co * ci * s_.k) * sizeof(float));
+  key += bias ? sha256_of_constant(bias, static_cast<size_t>(co) * sizeof(float)) : std::string("-");
   key += "/" + std::to_string(ci) + "/" + std::to_string(co) + "/" + std::to_string(s_.k) + "/" + std::to_string(m) +
          "/" + std::to_string(width) + "/" + isa_name();
-  w_ = shared_transformed(key, [&] {
+  w_ = shared_weights<Transformed>(key, [&] {
     auto t = std::make_shared<Transformed>();
     for (int q = 0; q < points_; ++q) t->u[q].assign(static_cast<size_t>(panels_ * k_[q] * width), 0.0f);
     const int inf = points_ - 1;

@@ -69,8 +69,6 @@ class Winograd1d {
     std::vector<float> bias;
   };
   std::shared_ptr<const Transformed> w_;
-  static std::shared_ptr<const Transformed> shared_transformed(const std::string& key,
-                                                               const std::function<std::shared_ptr<Transformed>()>& make);
   std::vector<float> zeros_;         // one row of ci zeros: the input outside [0, w_in)
   int vectors_ = 1;                  // vectors of output channels per panel (1..3)
   int rows_ = 8;                     // tiles per register block

@@ -15,6 +15,8 @@
 #include "backends/cpu/profile.h"
 #include "backends/cpu/transpose.h"
 #include "backends/cpu/views.h"
+#include "core/hash.h"
+#include "core/host_scratch.h"
 
 namespace lockstep::cpu {
 
@@ -116,7 +118,14 @@ class CpuExecutable final : public Executable {
       offsets[v] = arena;
       arena += align_up(value_bytes(value));
     }
-    arena_ = std::make_unique<AlignedBuffer>(static_cast<size_t>(arena));
+    // The run-time shape stage's segments share one scratch (they run one after another).
+    scratch_ = options.host_scratch;
+    if (scratch_) {
+      arena_data_ = scratch_->arena(arena);
+    } else {
+      arena_ = std::make_unique<AlignedBuffer>(static_cast<size_t>(arena));
+      arena_data_ = arena_->data;
+    }
     arena_bytes_ = arena;
 
     CompileContext ctx{.graph = graph_, .pointers = std::vector<void*>(nvalues, nullptr), .threads = threads_,
@@ -133,16 +142,21 @@ class CpuExecutable final : public Executable {
         constants_.push_back(value.constant.dtype() == DType::Float64 ? value.constant.to(DType::Float32)
                                                                       : value.constant);
         ctx.pointers[v] = constants_.back().raw();
+        remember_constant(constants_.back());  // weight caches hash it once (core/hash.h)
       } else if (offsets[v] >= 0) {
-        ctx.pointers[v] = arena_->data + offsets[v];
+        ctx.pointers[v] = arena_data_ + offsets[v];
       }
     }
     ctx.pitch = choose_views(ctx);
     pitch_ = ctx.pitch;
     pointers_ = ctx.pointers;
     for (const auto& node : graph_.nodes) kernels_.push_back(make_kernel(ctx, node));
-    workspace_buffer_ = std::make_unique<AlignedBuffer>(ctx.workspace_bytes);
-    workspace_.data = workspace_buffer_->data;
+    if (scratch_) {
+      workspace_.data = scratch_->workspace(static_cast<int64_t>(ctx.workspace_bytes));
+    } else {
+      workspace_buffer_ = std::make_unique<AlignedBuffer>(ctx.workspace_bytes);
+      workspace_.data = workspace_buffer_->data;
+    }
     workspace_.bytes = ctx.workspace_bytes;
     for (auto& kernel : kernels_) kernel->bind_workspace(workspace_.data);
     profile_.set_compile_ms(
@@ -193,7 +207,7 @@ class CpuExecutable final : public Executable {
     for (const auto& kernel : kernels_) names.push_back(kernel->implementation());
     return names;
   }
-  const void* arena_data() const { return arena_->data; }
+  const void* arena_data() const { return arena_data_; }
   int64_t arena_size() const { return arena_bytes_; }
 
  private:
@@ -265,7 +279,9 @@ class CpuExecutable final : public Executable {
   Isa isa_;  // read (and oneDNN capped) before the engine exists: oneDNN takes its cap once
   dnnl::engine engine_;
   dnnl::stream stream_;
-  std::unique_ptr<AlignedBuffer> arena_;
+  std::shared_ptr<HostScratch> scratch_;  // the arena and workspace's home when shared, else null
+  std::unique_ptr<AlignedBuffer> arena_;   // own arena when not shared
+  std::byte* arena_data_ = nullptr;
   std::mutex run_mutex_;
   uint64_t run_seed_ = 0;  // RunOptions::seed of the run in progress
   int64_t arena_bytes_ = 0;
