@@ -1,7 +1,8 @@
 // The one random generator of every backend: Philox4x32-10 (Salmon et al., SC'11), counter-based,
 // so element i of a random op's output is a pure function of (seed, ONNX node name, i). The cpu
 // kernel fills its output with these functions, the reference widens the same float32 values to
-// double, the CUDA backend copies from them: the noise is bit-identical everywhere.
+// double, the CUDA kernels draw on the device with the same per-element code (random_math.h, IEEE
+// operations only, no libm): the noise is bit-identical everywhere.
 #pragma once
 
 #include <array>
@@ -32,7 +33,8 @@ uint64_t op_seed(bool has_seed_attribute, float seed_attribute, uint64_t run_see
 //   uniform: u = (word + 0.5) * 2^-32 in double, value = float(low + (high - low) * u);
 //   normal:  words (0,1) and (2,3) of a block are Box-Muller pairs, in double:
 //            r = sqrt(-2 ln u0), z = r cos(2 pi u1) (even element), r sin(2 pi u1) (odd);
-//            value = float(mean + scale * z).
+//            value = float(mean + scale * z), with ln, cos and sin as random_math.h's series
+//            (within 2.3e-16 relative of libm's; 1 of 2e7 float32 values differs from glibc's).
 // Elements [first, first + count) are written to out[0, count).
 void fill_uniform(float* out, int64_t first, int64_t count, uint64_t key, double low, double high);
 void fill_normal(float* out, int64_t first, int64_t count, uint64_t key, double mean, double scale);

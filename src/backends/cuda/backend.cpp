@@ -7,20 +7,6 @@
 namespace lockstep::cuda {
 namespace {
 
-// Ops the CUDA kernels do not compute yet (the reference and the CPU do): comparisons and logical
-// ops, the unary float math added with them, and Clip.
-bool not_on_cuda_yet(ir::Op op) {
-  switch (op) {
-    case ir::Op::Less: case ir::Op::LessOrEqual: case ir::Op::Greater: case ir::Op::GreaterOrEqual:
-    case ir::Op::And: case ir::Op::Or: case ir::Op::Xor: case ir::Op::Not:
-    case ir::Op::Erf: case ir::Op::Softplus: case ir::Op::Ceil: case ir::Op::Floor: case ir::Op::Abs:
-    case ir::Op::Reciprocal: case ir::Op::Clip:
-      return true;
-    default:
-      return false;
-  }
-}
-
 class CudaBackend final : public Backend {
  public:
   std::string name() const override { return "cuda"; }
@@ -31,12 +17,9 @@ class CudaBackend final : public Backend {
     for (ir::ValueId v : node.outputs)
       if (v != ir::kNoValue && graph.value(v).shape.size() > static_cast<size_t>(kMaxRank))
         return "tensors of rank > 8 are not supported on CUDA";
-    if (not_on_cuda_yet(node.op)) return std::string(ir::op_name(node.op)) + " is not implemented on CUDA yet";
     for (const auto& step : node.epilogue) {
       if (!ir::is_unary_elementwise(step.op) && !ir::is_binary_elementwise(step.op))
         return std::string("epilogue step ") + ir::op_name(step.op) + " is not element-wise";
-      if (not_on_cuda_yet(step.op))
-        return std::string("epilogue step ") + ir::op_name(step.op) + " is not implemented on CUDA yet";
     }
     switch (node.op) {
       case ir::Op::Conv: case ir::Op::ConvTranspose:
@@ -49,12 +32,17 @@ class CudaBackend final : public Backend {
       case ir::Op::Transpose: case ir::Op::Unsqueeze: case ir::Op::Squeeze: case ir::Op::Pad: case ir::Op::Gather:
       case ir::Op::Expand:
         return data_movement_unsupported(graph, node);
-      // Reductions, indexing and random ops: reference and cpu only so far
+      case ir::Op::Less: case ir::Op::LessOrEqual: case ir::Op::Greater: case ir::Op::GreaterOrEqual:
+      case ir::Op::And: case ir::Op::Or: case ir::Op::Xor: case ir::Op::Not:
+        return logical_unsupported(graph, node);
       case ir::Op::ReduceMean: case ir::Op::ReduceSum: case ir::Op::ReduceMax: case ir::Op::ReduceMin:
-      case ir::Op::CumSum: case ir::Op::ScatterND: case ir::Op::GatherND: case ir::Op::GatherElements:
+      case ir::Op::CumSum:
+        return reduce_unsupported(graph, node);
+      case ir::Op::ScatterND: case ir::Op::GatherND: case ir::Op::GatherElements:
+        return indexing_unsupported(graph, node);
       case ir::Op::RandomNormal: case ir::Op::RandomNormalLike: case ir::Op::RandomUniform:
       case ir::Op::RandomUniformLike:
-        return std::string(ir::op_name(node.op)) + " is not implemented on CUDA yet (reference and cpu run it)";
+        return random_unsupported(graph, node);
       case ir::Op::NonZero:
         return std::string("data-dependent output shape: runs in the run-time shape stage");
       default:

@@ -72,6 +72,17 @@ struct NodeProgram {
   std::vector<Launch> launches;
 };
 
+// The first out-of-range index a node's kernel met in this run (GatherND, ScatterND,
+// GatherElements): position ~0 when none. Kernels skip the bad element (no wild access) and
+// atomicMin the position (the first in index order, whatever the schedule); a one-thread kernel
+// then records the index and its dim. The executor reads the records back with the outputs and
+// throws the cpu's error for the first node that has one (ir::checked_index).
+struct IndexFault {
+  unsigned long long position;
+  long long index;
+  long long dim;
+};
+
 // Options.precision: kFp32 is strict IEEE float32 (FMA math, pedantic cuBLAS); the others are the
 // fast modes (tf32 tensor cores; fp16/bf16 convolution inputs and weights, float accumulation).
 enum class Precision { kFp32, kTf32, kFp16, kBf16 };
@@ -96,6 +107,19 @@ class Context {
   }
   void* host_constant_ptr(int index) const { return host_constant_ptr_.at(static_cast<size_t>(index)); }
 
+  // Run-time state in the arena, written by the executor before the kernels of every run: the
+  // run's RunOptions::seed (the random ops read it on the device, so that a captured graph draws
+  // each run's noise), and one IndexFault per indexing node that reads run-time indices.
+  void need_run_seed() { needs_run_seed_ = true; }
+  bool needs_run_seed() const { return needs_run_seed_; }
+  const unsigned long long* run_seed() const { return run_seed_; }
+  int add_index_fault(int node_index) {
+    index_fault_nodes_.push_back(node_index);
+    return static_cast<int>(index_fault_nodes_.size() - 1);
+  }
+  const std::vector<int>& index_fault_nodes() const { return index_fault_nodes_; }
+  IndexFault* index_fault(int slot) const { return index_faults_ + slot; }
+
   void* workspace() const { return workspace_; }
   size_t workspace_bytes() const { return workspace_bytes_; }
   void* scratch() const { return scratch_; }
@@ -115,8 +139,12 @@ class Context {
   std::vector<void*> host_constant_ptr_;
   void* workspace_ = nullptr;
   void* scratch_ = nullptr;
+  unsigned long long* run_seed_ = nullptr;
+  IndexFault* index_faults_ = nullptr;
 
  private:
+  bool needs_run_seed_ = false;
+  std::vector<int> index_fault_nodes_;
   const ir::Graph& graph_;
   size_t workspace_bytes_ = 0;
   size_t scratch_bytes_ = 0;

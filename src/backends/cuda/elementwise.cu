@@ -257,14 +257,15 @@ void append_programs(Context& ctx, NodeProgram& program, const std::string& kern
                      size_t src_scratch_offset = 0) {
   const ir::Graph& g = ctx.graph();
   const Shape out_shape = g.value(out).shape;
-  const bool is_int = device_dtype(g.value(out).dtype) == DType::Int64;
+  const DType t = device_dtype(g.value(out).dtype);
   size_t begin = 0;
   do {
     size_t end = std::min(steps.size(), begin + kMaxSteps);
     std::vector<StepSpec> chunk(steps.begin() + static_cast<long>(begin), steps.begin() + static_cast<long>(end));
     const Context* c = &ctx;
     program.launches.push_back({kernel, [=](cudaStream_t stream) {
-      if (is_int) launch_program<long long>(*c, out_shape, src, src_strides, chunk, out, stream);
+      if (t == DType::Int64) launch_program<long long>(*c, out_shape, src, src_strides, chunk, out, stream);
+      else if (t == DType::Int32) launch_program<int>(*c, out_shape, src, src_strides, chunk, out, stream);
       else launch_program<float>(*c, out_shape, src, src_strides, chunk, out, stream, src_kind, src_scratch_offset);
     }});
     src = out;
@@ -448,6 +449,15 @@ void record_equal_where(Context& ctx, const ir::Node& node, NodeProgram& program
 std::optional<std::string> elementwise_unsupported(const ir::Graph& graph, const ir::Node& node) {
   if (node.op == ir::Op::Cast || node.op == ir::Op::Equal || node.op == ir::Op::Where) return std::nullopt;
   const DType t = device_dtype(graph.value(node.outputs[0]).dtype);
+  if (node.op == ir::Op::Clip) {
+    if (t != DType::Float32 && t != DType::Int64 && t != DType::Int32) return std::string("Clip on ") + dtype_name(t) + " is not implemented on CUDA";
+    for (size_t i = 1; i < node.inputs.size() && i < 3; ++i) {
+      if (node.inputs[i] == ir::kNoValue) continue;
+      const ir::Value& b = graph.value(node.inputs[i]);
+      if (num_elements(b.shape) != 1) return std::string("Clip ") + (i == 1 ? "min" : "max") + " must be a scalar";
+      if (device_dtype(b.dtype) != t) return "Clip bounds must have the input's dtype";
+    }
+  }
   if (is_mixed_pow(graph, node)) {
     for (ir::ValueId v : node.inputs) {
       const DType d = device_dtype(graph.value(v).dtype);
@@ -457,14 +467,17 @@ std::optional<std::string> elementwise_unsupported(const ir::Graph& graph, const
     return std::nullopt;
   }
   if (t == DType::Float32) return std::nullopt;
-  if (t == DType::Int64) {
+  if (t == DType::Int64 || t == DType::Int32) {
     auto int_ok = [](ir::Op op) {
-      return op == ir::Op::Add || op == ir::Op::Sub || op == ir::Op::Mul || op == ir::Op::Div ||
-             op == ir::Op::Neg || op == ir::Op::Identity || op == ir::Op::Relu;
+      return op == ir::Op::Add || op == ir::Op::Sub || op == ir::Op::Mul || op == ir::Op::Div || op == ir::Op::Neg ||
+             op == ir::Op::Identity || op == ir::Op::Relu || op == ir::Op::Abs || op == ir::Op::Clip;
     };
-    if (!int_ok(node.op)) return std::string(ir::op_name(node.op)) + " on int64 is not implemented on CUDA";
+    for (ir::ValueId v : node.inputs)
+      if (v != ir::kNoValue && device_dtype(graph.value(v).dtype) != t)
+        return std::string(ir::op_name(node.op)) + " on mixed integer dtypes is not implemented on CUDA";
+    if (!int_ok(node.op)) return std::string(ir::op_name(node.op)) + " on " + dtype_name(t) + " is not implemented on CUDA";
     for (const auto& s : node.epilogue)
-      if (!int_ok(s.op)) return std::string(ir::op_name(s.op)) + " on int64 is not implemented on CUDA";
+      if (!int_ok(s.op)) return std::string(ir::op_name(s.op)) + " on " + dtype_name(t) + " is not implemented on CUDA";
     return std::nullopt;
   }
   if (node.op == ir::Op::Identity) return std::nullopt;  // bool/int32 Identity is a copy
@@ -518,7 +531,17 @@ void record_elementwise(Context& ctx, int node_index, NodeProgram& program) {
     return;
   }
   const DType t = device_dtype(g.value(out).dtype);
-  if (t != DType::Float32 && t != DType::Int64) {  // bool / int32 Identity
+  if (node.op == ir::Op::Clip) {  // x, then max with min, then min with max: one program
+    std::vector<StepSpec> steps;
+    for (size_t i = 1; i < node.inputs.size() && i < 3; ++i)
+      if (node.inputs[i] != ir::kNoValue)
+        steps.push_back({i == 1 ? kClipLow : kClipHigh, node.inputs[i], broadcast_strides(g.value(node.inputs[i]).shape, out_shape), false, 0.0f});
+    for (auto& s : epilogue_specs(g, node)) steps.push_back(std::move(s));
+    append_programs(ctx, program, std::string("elementwise_Clip") + (node.epilogue.empty() ? "" : "+epilogue"), node.inputs[0],
+                    broadcast_strides(g.value(node.inputs[0]).shape, out_shape), steps, out);
+    return;
+  }
+  if (t != DType::Float32 && t != DType::Int64 && t != DType::Int32) {  // bool Identity
     const ir::ValueId in = node.inputs[0];
     const size_t bytes = static_cast<size_t>(num_elements(out_shape)) * device_elem_size(t);
     const Context* c = &ctx;

@@ -6,6 +6,7 @@
 
 #include "backends/cuda/families.h"
 #include "backends/cuda/testing.h"
+#include "ir/infer_rules.h"
 
 namespace lockstep::cuda {
 namespace {
@@ -33,6 +34,17 @@ void record_node(Context& ctx, int index, NodeProgram& program) {
     case ir::Op::Transpose: case ir::Op::Unsqueeze: case ir::Op::Squeeze: case ir::Op::Pad: case ir::Op::Gather:
     case ir::Op::Expand:
       record_data_movement(ctx, index, program); break;
+    case ir::Op::Less: case ir::Op::LessOrEqual: case ir::Op::Greater: case ir::Op::GreaterOrEqual:
+    case ir::Op::And: case ir::Op::Or: case ir::Op::Xor: case ir::Op::Not:
+      record_logical(ctx, index, program); break;
+    case ir::Op::ReduceMean: case ir::Op::ReduceSum: case ir::Op::ReduceMax: case ir::Op::ReduceMin:
+    case ir::Op::CumSum:
+      record_reduce(ctx, index, program); break;
+    case ir::Op::ScatterND: case ir::Op::GatherND: case ir::Op::GatherElements:
+      record_indexing(ctx, index, program); break;
+    case ir::Op::RandomNormal: case ir::Op::RandomNormalLike: case ir::Op::RandomUniform:
+    case ir::Op::RandomUniformLike:
+      record_random(ctx, index, program); break;
     default:
       record_elementwise(ctx, index, program); break;
   }
@@ -116,6 +128,8 @@ void CudaExecutable::free_all() noexcept {
   if (in_stage_) cudaFreeHost(in_stage_);
   if (out_stage_) cudaFreeHost(out_stage_);
   if (broken_host_) cudaFreeHost(broken_host_);
+  if (faults_host_) cudaFreeHost(faults_host_);
+  faults_host_ = nullptr;
   if (stream_) cudaStreamDestroy(stream_);
   arena_ = in_stage_ = out_stage_ = nullptr;
   broken_host_ = nullptr;
@@ -204,6 +218,10 @@ void CudaExecutable::lay_out() {
   ctx_->need_workspace(kMinWorkspace);
   const size_t workspace_at = add_slot("workspace", ctx_->workspace_bytes(), true);
   const size_t scratch_at = add_slot("scratch", std::max<size_t>(ctx_->scratch_bytes(), 4), true);
+  // Run-time state (device.h): the run's seed, then one IndexFault per indexing node.
+  fault_bytes_ = ctx_->index_fault_nodes().size() * sizeof(IndexFault);
+  const bool has_state = ctx_->needs_run_seed() || fault_bytes_ > 0;
+  const size_t state_at = has_state ? add_slot("run-time state", sizeof(uint64_t) + fault_bytes_, true) : 0;
   size_t guard_table_at = 0, broken_at = 0;
   if (safe) {
     cursor = align_up(cursor, kAlign);
@@ -231,6 +249,10 @@ void CudaExecutable::lay_out() {
   for (size_t i = 0; i < host_const_offset.size(); ++i) ctx_->host_constant_ptr_.push_back(base + host_const_offset[i]);
   ctx_->workspace_ = base + workspace_at;
   ctx_->scratch_ = base + scratch_at;
+  if (has_state) {
+    ctx_->run_seed_ = reinterpret_cast<unsigned long long*>(base + state_at);
+    ctx_->index_faults_ = reinterpret_cast<IndexFault*>(base + state_at + sizeof(uint64_t));
+  }
 
   if (safe) {
     for (const auto& [at, bytes] : guard_spans) guards_.push_back({reinterpret_cast<uint64_t>(base + at), bytes});
@@ -251,6 +273,11 @@ void CudaExecutable::lay_out() {
     in_offsets_.push_back(in_bytes_);
     in_bytes_ = align_up(in_bytes_ + value_bytes_[static_cast<size_t>(v)], kAlign);
   }
+  if (ctx_->needs_run_seed()) {  // the seed travels with the inputs
+    seed_stage_offset_ = in_bytes_;
+    in_bytes_ = align_up(in_bytes_ + sizeof(uint64_t), kAlign);
+  }
+  if (fault_bytes_) check_cuda(cudaMallocHost(reinterpret_cast<void**>(&faults_host_), fault_bytes_), "pinned index fault records");
   for (auto v : graph_.outputs) {
     out_offsets_.push_back(out_bytes_);
     out_bytes_ = align_up(out_bytes_ + value_bytes_[static_cast<size_t>(v)], kAlign);
@@ -303,9 +330,36 @@ void CudaExecutable::enqueue_inputs() {
       check_cuda(cudaMemcpyAsync(ctx_->ptr(graph_.inputs[i]), static_cast<std::byte*>(in_stage_) + in_offsets_[i], bytes,
                                  cudaMemcpyHostToDevice, stream_), "copy input");
   }
+  enqueue_run_state();
+}
+
+void CudaExecutable::enqueue_run_state() {
+  if (ctx_->needs_run_seed())
+    check_cuda(cudaMemcpyAsync(ctx_->run_seed_, static_cast<std::byte*>(in_stage_) + seed_stage_offset_, sizeof(uint64_t),
+                               cudaMemcpyHostToDevice, stream_), "copy the run seed");
+  if (fault_bytes_) check_cuda(cudaMemsetAsync(ctx_->index_faults_, 0xFF, fault_bytes_, stream_), "reset index faults");
+}
+
+void CudaExecutable::enqueue_faults_out() {
+  if (fault_bytes_)
+    check_cuda(cudaMemcpyAsync(faults_host_, ctx_->index_faults_, fault_bytes_, cudaMemcpyDeviceToHost, stream_), "copy index faults");
+}
+
+// After the run has synchronized: the cpu's error for the first node whose kernel met a bad index.
+void CudaExecutable::check_index_faults() const {
+  const auto& nodes = ctx_->index_fault_nodes();
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const IndexFault& f = faults_host_[k];
+    if (f.position == ~0ull) continue;
+    const ir::Node& node = graph_.nodes[static_cast<size_t>(nodes[k])];
+    ir::checked_index(node, f.index, f.dim, static_cast<int64_t>(f.position), "index");  // throws
+    throw Error(ErrorCode::InvalidArgument, "cuda: index " + std::to_string(f.index) + " at position " +
+                                                std::to_string(f.position) + " is out of range", node.name, ir::op_name(node.op));
+  }
 }
 
 void CudaExecutable::enqueue_outputs() {
+  enqueue_faults_out();
   for (size_t i = 0; i < graph_.outputs.size(); ++i) {
     const size_t bytes = value_bytes_[static_cast<size_t>(graph_.outputs[i])];
     if (bytes)
@@ -355,6 +409,7 @@ void CudaExecutable::run_graph() {
         }
       check_cuda(cudaEventRecordWithFlags(kernels_end_, stream_, cudaEventRecordExternal), "timing event");
       if (!pinned_outputs_) enqueue_outputs();
+      else enqueue_faults_out();
       if (host_times_ && !pinned_outputs_) check_cuda(cudaEventRecordWithFlags(graph_end_, stream_, cudaEventRecordExternal), "timing event");
     } catch (...) {
       cudaGraph_t broken = nullptr;
@@ -479,12 +534,14 @@ std::vector<Tensor> CudaExecutable::run_locked(const std::vector<Tensor>& inputs
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   stage_inputs(inputs);  // the previous run synchronized, so the staging buffer is free
+  if (ctx_->needs_run_seed()) std::memcpy(static_cast<std::byte*>(in_stage_) + seed_stage_offset_, &options.seed, sizeof(uint64_t));
   const auto t1 = clock::now();
   const bool eager = options.tap || options.fault_for_testing || options_.safe;
   const bool graph = !eager && !profile_;
   if (eager) run_eager(options);
   else if (profile_) run_profiled();
   else run_graph();
+  if (fault_bytes_) check_index_faults();
   const auto t2 = clock::now();
   std::vector<Tensor> outputs;
   for (size_t i = 0; i < graph_.outputs.size(); ++i) {

@@ -58,8 +58,11 @@ class CudaExecutable final : public Executable {
   void fuse_prologues();
   void upload_constants();
   void stage_inputs(const std::vector<Tensor>& inputs);
-  void enqueue_inputs();
-  void enqueue_outputs();
+  void enqueue_inputs();   // the inputs, then the run-time state (seed, index faults reset)
+  void enqueue_run_state();
+  void enqueue_outputs();  // the index fault records, then the outputs
+  void enqueue_faults_out();
+  void check_index_faults() const;
   void run_graph();
   void copy_outputs_pinned();
   void run_eager(const RunOptions& options);
@@ -105,6 +108,9 @@ class CudaExecutable final : public Executable {
   void* out_stage_ = nullptr;
   uint32_t* broken_host_ = nullptr;
   std::vector<size_t> in_offsets_, out_offsets_;
+  size_t seed_stage_offset_ = 0;       // the run's seed in in_stage_ (when a random op reads it)
+  size_t fault_bytes_ = 0;             // IndexFault records (device.h)
+  IndexFault* faults_host_ = nullptr;  // pinned: read back with the outputs
   size_t in_bytes_ = 0, out_bytes_ = 0;
 
   // LOCKSTEP_CUDA_PROFILE=1: runs replay a second graph of the same launches with an event node

@@ -12,7 +12,8 @@ namespace lockstep::cuda {
 
 inline constexpr int kMaxRank = 8;
 
-// elementwise.cu: unary/binary float and int64 math, Cast, Equal, Where, and epilogues.
+// elementwise.cu: unary/binary float and int64/int32 math (Erf, Softplus, Ceil, Floor, Abs,
+// Reciprocal among them, also as epilogue steps), Clip, Cast, Equal, Where, and epilogues.
 void record_elementwise(Context& ctx, int node_index, NodeProgram& program);
 // Applies `bias` (per output channel, axis 1; kNoValue for none) and the node's epilogue in place
 // on outputs[0] in one kernel. Appends nothing when both are empty.
@@ -24,6 +25,22 @@ void record_epilogue(Context& ctx, int node_index, NodeProgram& program, ir::Val
 void record_epilogue_from_reduced(Context& ctx, int node_index, NodeProgram& program, ir::ValueId bias, int src_kind,
                                   size_t src_scratch_offset);
 std::optional<std::string> elementwise_unsupported(const ir::Graph& graph, const ir::Node& node);
+
+// logical.cu: Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not (bool results).
+void record_logical(Context& ctx, int node_index, NodeProgram& program);
+std::optional<std::string> logical_unsupported(const ir::Graph& graph, const ir::Node& node);
+
+// reduce.cu: ReduceMean/Sum/Max/Min and CumSum, in a fixed order (no atomics).
+void record_reduce(Context& ctx, int node_index, NodeProgram& program);
+std::optional<std::string> reduce_unsupported(const ir::Graph& graph, const ir::Node& node);
+
+// indexing.cu: GatherND, ScatterND, GatherElements; bad run-time indices become IndexFaults.
+void record_indexing(Context& ctx, int node_index, NodeProgram& program);
+std::optional<std::string> indexing_unsupported(const ir::Graph& graph, const ir::Node& node);
+
+// random.cu: RandomNormal(Like), RandomUniform(Like), the host generator's bits on the device.
+void record_random(Context& ctx, int node_index, NodeProgram& program);
+std::optional<std::string> random_unsupported(const ir::Graph& graph, const ir::Node& node);
 
 // data_movement.cu: Slice, Split, Concat, Reshape, Flatten, Transpose, Unsqueeze, Squeeze, Pad,
 // Gather, Expand.
