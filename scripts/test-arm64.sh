@@ -93,7 +93,7 @@ fi
 step "configure + build (aarch64-linux-gnu, -j$JOBS)"
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/aarch64-linux-gnu.cmake" -DLOCKSTEP_ARM64_SYSROOT="$SYSROOT" \
-  -DLOCKSTEP_CUDA=OFF -DLOCKSTEP_PYTHON=OFF -DONNX_PROTO_SOURCE="$SYSROOT/usr/include/onnx/onnx.proto" >/dev/null
+  -DLOCKSTEP_CUDA=OFF -DLOCKSTEP_VULKAN=OFF -DLOCKSTEP_PYTHON=OFF -DONNX_PROTO_SOURCE="$SYSROOT/usr/include/onnx/onnx.proto" >/dev/null
 cmake --build "$BUILD" -j "$JOBS" --target lockstep lockstep_tests
 
 # --- 4. tests under qemu -------------------------------------------------------------------
