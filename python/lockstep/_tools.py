@@ -24,7 +24,7 @@ from ._results import Result, write_atomic
 
 Side = Any  # str (backend name or command line) or a callable runner
 Feeds = Any  # dict name -> array, list in input order, or None (drawn from seed)
-_BACKENDS = ("reference", "cpu", "cuda")
+_BACKENDS = ("reference", "cpu", "cuda", "vulkan")
 
 
 # ---- progress ---------------------------------------------------------------------------------

@@ -59,5 +59,5 @@ def test_model_from_bytes_and_modelproto(seed174):
 
 def test_backends_lists_every_backend():
     found = lockstep.backends()
-    assert set(found) == {"reference", "cpu", "cuda"}
+    assert set(found) == {"reference", "cpu", "cuda", "vulkan"}
     assert found["cpu"][0] and found["reference"][0]

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/self_exe.h"
+#include "backends/vulkan/backend.h"
 #include "capture.h"
 #include "commands.h"
 #include "core/atomic_file.h"
@@ -141,6 +142,8 @@ int cmd_check(const CheckArgs& args) {
     std::cout << "inputs:  " << input_origin << '\n';
     std::cout << "anchors: " << anchors.size() << " ONNX nodes kept as kernel boundaries (fusion stops at them)\n";
     for (const auto& [name, why] : unavailable) std::cout << name << ": not available: " << why << '\n';
+    for (const Backend* b : backends)
+      if (b->name() == "vulkan") std::cout << "vulkan:  device " << vulkan::device_description() << '\n';
     std::cout.flush();
   }
 
@@ -235,6 +238,7 @@ int cmd_check(const CheckArgs& args) {
   for (const Backend* b : backends) {
     const auto& runs = results[b->name()];
     nlohmann::json jb = {{"backend", b->name()}, {"runs", nlohmann::json::array()}};
+    if (b->name() == "vulkan") jb["device"] = vulkan::device_description();
     for (const RunRecord& r : runs) {
       nlohmann::json jr = {{"mode", r.mode}};
       if (!r.error.empty()) {
