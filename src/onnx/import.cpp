@@ -246,7 +246,9 @@ ir::ValueId ImportContext::add_constant(const std::string& base_name, Tensor ten
   return add(std::move(v), true);
 }
 
-ir::Graph import_model_bytes(std::string_view bytes, const std::string& base_dir) {
+namespace {
+
+::onnx::ModelProto parse_model(std::string_view bytes) {
   limits::check_model_bytes(static_cast<int64_t>(bytes.size()), "the model");
   if (bytes.size() > static_cast<size_t>(INT_MAX))
     throw Error(ErrorCode::LimitExceeded, "model is larger than 2 GiB; protobuf cannot parse it");
@@ -254,6 +256,13 @@ ir::Graph import_model_bytes(std::string_view bytes, const std::string& base_dir
   if (bytes.empty() || !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     throw Error(ErrorCode::InvalidModel, "not a valid ONNX model: the protobuf cannot be parsed (truncated or garbage bytes)");
   if (!model.has_graph()) throw Error(ErrorCode::InvalidModel, "the model has no graph");
+  return model;
+}
+
+}  // namespace
+
+ir::Graph import_model_bytes(std::string_view bytes, const std::string& base_dir) {
+  ::onnx::ModelProto model = parse_model(bytes);
   return import_graph(model, base_dir, static_cast<int64_t>(bytes.size()));
 }
 
@@ -266,7 +275,10 @@ ir::Graph import_model(const std::string& path) {
   std::string base = std::filesystem::path(path).parent_path().string();
   if (base.empty()) base = ".";
   try {
-    return import_model_bytes(bytes, base);
+    ::onnx::ModelProto model = parse_model(bytes);
+    const int64_t model_bytes = static_cast<int64_t>(bytes.size());
+    std::string().swap(bytes);  // the file's bytes are in the proto now: not three copies at once
+    return import_graph(model, base, model_bytes);
   } catch (const Error& e) {
     throw Error(e.code(), e.message() + " [in " + path + "]", e.node(), e.op());
   }
