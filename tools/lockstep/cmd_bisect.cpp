@@ -27,7 +27,7 @@ bool is_external(const std::string& spec) {
   if (find_backend(spec)) return false;
   if (spec.find_first_of(" \t/") == std::string::npos)
     throw Error(ErrorCode::InvalidArgument,
-                "unknown backend '" + spec + "' (known: reference, cpu, cuda; an external runner is a command line, "
+                "unknown backend '" + spec + "' (known: reference, cpu, cuda, vulkan; an external runner is a command line, "
                 "e.g. 'python3 runners/ort_runner.py')");
   return true;
 }

@@ -22,7 +22,7 @@ int cmd_compare(const CompareArgs& given) {
   }
   for (const std::string& name : {args.ref, args.test})
     if (!find_backend(name))
-      throw Error(ErrorCode::InvalidArgument, "unknown backend '" + name + "' (known: reference, cpu, cuda)");
+      throw Error(ErrorCode::InvalidArgument, "unknown backend '" + name + "' (known: reference, cpu, cuda, vulkan)");
   Model model = load_model_or_default(args.model);
   ModelInputs inputs = gather_inputs(model.graph(), args.inputs);
   if (inputs.drawn) std::cerr << "lockstep: no inputs given; drawing them from seed " << args.inputs.seed << '\n';

@@ -72,7 +72,7 @@ int cmd_determinism(const DeterminismArgs& args) {
   bool churned = false;  // the in-process sequence ran the executable at another length
   if (!backend && args.backend.find_first_of(" \t/") == std::string::npos)
     throw Error(ErrorCode::InvalidArgument, "unknown backend '" + args.backend +
-                                                "' (known: reference, cpu, cuda; an external runner is a command line)");
+                                                "' (known: reference, cpu, cuda, vulkan; an external runner is a command line)");
   if (backend) {
     std::string why;
     if (!find_backend(args.backend)->available(&why)) throw Error(ErrorCode::DeviceUnavailable, args.backend + ": " + why);

@@ -20,7 +20,7 @@ diff::Runner side(const std::string& spec) {
   if (!find_backend(spec) && spec.find_first_of(" \t/") == std::string::npos)
     throw Error(ErrorCode::InvalidArgument,
                 "unknown backend '" + spec +
-                    "' (known: reference, cpu, cuda; an external runner is a command line, "
+                    "' (known: reference, cpu, cuda, vulkan; an external runner is a command line, "
                     "e.g. 'python3 runners/ort_runner.py')");
   return diff::Runner::parse(spec);
 }

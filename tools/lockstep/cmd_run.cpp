@@ -36,7 +36,7 @@ int voice_sample_rate(const std::string& model) {
 int cmd_run(const RunArgs& args) {
   for (const std::string& name : {args.backend})
     if (!find_backend(name))
-      throw Error(ErrorCode::InvalidArgument, "unknown backend '" + name + "' (known: reference, cpu, cuda)");
+      throw Error(ErrorCode::InvalidArgument, "unknown backend '" + name + "' (known: reference, cpu, cuda, vulkan)");
   Model model = load_model_or_default(args.model);
   ModelInputs inputs = gather_inputs(model.graph(), args.inputs);
   if (inputs.drawn)

@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   RunArgs run;
   auto* run_cmd = app.add_subcommand("run", "run a model on one backend; outputs go to OUTDIR/<name>.npy");
   run_cmd->add_option("model", run.model, "ONNX model")->required();
-  run_cmd->add_option("-b,--backend", run.backend, "reference, cpu or cuda (default cpu)");
+  run_cmd->add_option("-b,--backend", run.backend, "reference, cpu, cuda or vulkan (default cpu)");
   run_cmd->add_option("-o,--out", run.out_dir, "output folder (default .)");
   run_cmd->add_flag("--print-after-all", run.print_after_all, "dump the IR to stderr after each pass");
   run_cmd->add_option("--opt-bisect-limit", run.opt_bisect_limit, "stop after N pass applications");
@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
   BisectPassesArgs bp;
   auto* bp_cmd = app.add_subcommand("bisect-passes", "the first pass application after which the output moves");
   bp_cmd->add_option("model", bp.model, "ONNX model (default: the embedded seed-shaped VITS flow)");
-  bp_cmd->add_option("-b,--backend", bp.backend, "reference, cpu or cuda (default cpu)");
+  bp_cmd->add_option("-b,--backend", bp.backend, "reference, cpu, cuda or vulkan (default cpu)");
   add_inputs(bp_cmd, bp.inputs);
   add_common(bp_cmd, bp.common);
 

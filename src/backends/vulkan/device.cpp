@@ -210,6 +210,10 @@ struct Created {
 }  // namespace
 
 Device* device(std::string* why_not) {
+  if (const char* off = std::getenv("LOCKSTEP_VULKAN"); off && std::strcmp(off, "0") == 0) {
+    if (why_not) *why_not = "disabled by LOCKSTEP_VULKAN=0";
+    return nullptr;
+  }
   // Never destroyed: Executables may outlive static destructors (Python at exit).
   static const Created created = [] {
     Created c;

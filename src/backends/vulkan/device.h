@@ -47,7 +47,8 @@ class Device {
   std::map<std::string, VkPipeline> pipelines_;
 };
 
-// The process's device, created on first call; nullptr with the reason when none is usable.
+// The process's device, created on first call; nullptr with the reason when none is usable
+// (LOCKSTEP_VULKAN=0: none, without touching the loader).
 Device* device(std::string* why_not = nullptr);
 
 }  // namespace lockstep::vulkan
