@@ -205,11 +205,6 @@ TEST_P(CudaOnnxNode, PassesWhereCpuPasses) {
     GTEST_SKIP() << "does not pass on cpu either";
   }
   const std::string miss = run_case(dir, "cuda");
-  // Ops the Piper voices brought (issue 21) whose CUDA kernels are issue 22's work: skipped by name.
-  if (miss.find("not implemented on CUDA yet") != std::string::npos) {
-    ++counts.skipped;
-    GTEST_SKIP() << "cuda: " << miss;
-  }
   if (miss.empty()) ++counts.passed;
   else ++counts.failed;
   EXPECT_EQ(miss, "") << test << " passes on cpu, not on cuda";

@@ -43,6 +43,22 @@ class ProbeBackend final : public Backend {
     return std::nullopt;
   }
   std::unique_ptr<Executable> compile(const ir::Graph& graph, const Options& options) const override {
+    // The cuda executor gives every value a node reads or writes its bytes: all must be known.
+    auto check = [&](ir::ValueId v, const ir::Node& node) {
+      if (v == ir::kNoValue) return;
+      for (int64_t d : graph.value(v).shape)
+        if (d < 0) refusals["unknown shape " + shape_str(graph.value(v).shape) + " of '" + graph.value(v).name + "' at " + ir::op_name(node.op) + " '" + node.name + "'"] += 1;
+    };
+    ir::Node none;
+    none.op = ir::Op::Identity;
+    none.name = "(graph input/output)";
+    for (ir::ValueId v : graph.inputs) check(v, none);
+    for (ir::ValueId v : graph.outputs) check(v, none);
+    for (const ir::Node& node : graph.nodes) {
+      for (ir::ValueId v : node.inputs) check(v, node);
+      for (ir::ValueId v : node.outputs) check(v, node);
+      for (const auto& step : node.epilogue) check(step.operand, node);
+    }
     return cpu::backend().compile(graph, options);
   }
   mutable std::map<std::string, int> refusals;
@@ -114,6 +130,86 @@ TEST(VoiceOpsOnCuda, EveryNodeOfTheRealVoiceSegmentsIsSupported) {
   r.seed = 7;
   exe->run(voice_inputs(first_sentence_ids(), 0.667f, 1, 0.8f), r);
   expect_no_refusals(probe, "voice");
+}
+
+// The Piper-architecture voices (tests/models/piper_arch_test.cpp) on the GPU: the length and
+// the float64 PyTorch oracle at scales (0, 1, 0), within the cpu's bar.
+constexpr double kArchRelL2 = 1e-5;
+
+TEST(CudaVoice, PiperArchMatchesFloat64PyTorch) {
+  LOCKSTEP_REQUIRE_GPU();
+  for (int speakers : {1, 4}) {
+    auto exe = compile(Model::load(arch_model(speakers)), "cuda");
+    for (int n : {9, 31, 77}) {
+      SCOPED_TRACE("speakers " + std::to_string(speakers) + ", phonemes " + std::to_string(n));
+      Tensor want;
+      const std::vector<Tensor> in = arch_inputs({speakers, n}, &want);
+      const Tensor got = exe->run(in).at(0).clone();
+      ASSERT_EQ(shape_str(got.shape()), shape_str(want.shape())) << "audio length differs from PyTorch's";
+      const diff::Metrics m = diff::compare(got, want);
+      EXPECT_LE(m.rel_l2, kArchRelL2);
+      EXPECT_TRUE(same_bits(got, exe->run(in).at(0))) << "a second run changed the bits";
+      std::cout << "[   NOTE   ] piper_arch_s" << speakers << " n" << n << " cuda: rel_l2 " << m.rel_l2 << " against float64 PyTorch over "
+                << got.numel() << " samples\n";
+    }
+  }
+}
+
+// Noise on (seed 7): the cuda noise is the cpu's, so cuda has the cpu's length and meets the
+// reference; lengths A, B, C, A reuse segments and the two A runs give the same SHA-256.
+TEST(CudaVoice, PiperArchNoiseOnAgreesWithCpuAndReference) {
+  LOCKSTEP_REQUIRE_GPU();
+  Model model = Model::load(arch_model(1));
+  auto cuda_exe = compile(model, "cuda");
+  Options two;
+  two.threads = 2;
+  auto cpu_exe = compile(model, "cpu", two);
+  auto ref_exe = compile(model, "reference");
+  RunOptions seed7;
+  seed7.seed = 7;
+  std::vector<std::string> shas;
+  for (int n : {31, 9, 77, 31}) {
+    std::vector<Tensor> in = arch_inputs({1, n});
+    in[2] = Tensor::from_vector<float>({3}, {0.667f, 1.0f, 0.8f});
+    const Tensor got = cuda_exe->run(in, seed7).at(0).clone();
+    const Tensor cpu = cpu_exe->run(in, seed7).at(0);
+    ASSERT_EQ(shape_str(got.shape()), shape_str(cpu.shape())) << n << " phonemes: cuda and cpu drew different lengths";
+    const Tensor ref = ref_exe->run(in, seed7).at(0);
+    ASSERT_EQ(shape_str(got.shape()), shape_str(ref.shape()));
+    const double rel = diff::compare(got, ref).rel_l2;
+    EXPECT_LE(rel, kArchRelL2) << n << " phonemes, seed 7";
+    shas.push_back(sha256_hex(got));
+    std::cout << "[   NOTE   ] piper_arch_s1 n" << n << " noise on, seed 7: cuda vs reference rel_l2 " << rel << ", cuda vs cpu "
+              << diff::compare(got, cpu).rel_l2 << ", " << got.numel() << " samples, sha256 " << shas.back().substr(0, 16) << "\n";
+  }
+  EXPECT_EQ(shas.front(), shas.back()) << "lengths A, B, C, A: the two A runs differ";
+}
+
+// The real voice (scripts/fetch-voice.sh) on its first sentence, noise off and on: cuda has the
+// cpu's length; against the reference within the cpu's bar (piper_voice_test.cpp says why 5e-5).
+TEST(CudaVoice, RealVoiceFirstSentence) {
+  LOCKSTEP_REQUIRE_GPU();
+  if (!fs::exists(voice_path())) GTEST_SKIP() << "no Piper voice at " << voice_path() << ": run scripts/fetch-voice.sh";
+  Model model = Model::load(voice_path());
+  auto cuda_exe = compile(model, "cuda");
+  Options two;
+  two.threads = 2;
+  auto cpu_exe = compile(model, "cpu", two);
+  auto ref_exe = compile(model, "reference");
+  for (bool noise : {false, true}) {
+    RunOptions r;
+    r.seed = 7;
+    const auto in = noise ? voice_inputs(first_sentence_ids(), 0.667f, 1, 0.8f) : voice_inputs(first_sentence_ids(), 0, 1, 0);
+    const Tensor got = cuda_exe->run(in, r).at(0).clone();
+    const Tensor cpu = cpu_exe->run(in, r).at(0);
+    ASSERT_EQ(shape_str(got.shape()), shape_str(cpu.shape())) << "cuda and cpu audio lengths differ";
+    const Tensor ref = ref_exe->run(in, r).at(0);
+    const double rel = diff::compare(got, ref).rel_l2;
+    EXPECT_LE(rel, 5e-5);
+    EXPECT_TRUE(same_bits(got, cuda_exe->run(in, r).at(0))) << "a second run changed the bits";
+    std::cout << "[   NOTE   ] real voice, first sentence, " << (noise ? "noise on (seed 7)" : "noise off") << ": cuda vs reference rel_l2 "
+              << rel << ", cpu vs reference " << diff::compare(cpu, ref).rel_l2 << ", " << got.numel() << " samples\n";
+  }
 }
 
 }  // namespace

@@ -60,8 +60,11 @@ void CudaExecutable::take_views() {
 void CudaExecutable::replan() {
   if (options_.safe || !graph_.plan) return;
   std::vector<size_t> bytes(graph_.values.size());
+  // A run-time shape segment carries the whole model's value table: values outside it may have
+  // unknown (negative) dims; no node here reads them.
+  auto known = [](const Shape& s) { return std::none_of(s.begin(), s.end(), [](int64_t d) { return d < 0; }); };
   for (size_t v = 0; v < bytes.size(); ++v)
-    if (!graph_.values[v].constant.defined()) bytes[v] = value_device_bytes(graph_.values[v]);
+    if (!graph_.values[v].constant.defined() && known(graph_.values[v].shape)) bytes[v] = value_device_bytes(graph_.values[v]);
   // None recorded with LOCKSTEP_CUDA_ABSORB=0.
   const std::vector<backends::EarlyAccess> accesses(ctx_->absorptions.begin(), ctx_->absorptions.end());
   const std::optional<ir::MemoryPlan> before = graph_.plan;
