@@ -44,6 +44,8 @@ class VulkanBackend final : public Backend {
     switch (node.op) {
       case ir::Op::Conv: case ir::Op::ConvTranspose:
         return conv_unsupported(graph, node);
+      case ir::Op::MatMul: case ir::Op::Gemm: case ir::Op::Softmax:
+        return matmul_unsupported(graph, node);
       default:
         if (moves) return data_movement_unsupported(graph, node);
         return elementwise_unsupported(graph, node);

@@ -126,6 +126,12 @@ std::optional<std::string> epilogue_step_unsupported(ir::Op op) {
 }
 
 std::optional<std::string> elementwise_unsupported(const ir::Graph& graph, const ir::Node& node) {
+  if (node.op == ir::Op::Clip) {  // x, [min], [max]: one-element bounds, read as broadcast operands
+    for (size_t i = 1; i < node.inputs.size(); ++i)
+      if (node.inputs[i] != ir::kNoValue && num_elements(graph.value(node.inputs[i]).shape) != 1)
+        return std::string("Clip bounds must have one element");
+    return std::nullopt;
+  }
   const auto code = ew_code(node.op);
   if (!code) return std::string(ir::op_name(node.op)) + " is not implemented on vulkan yet (reference and cpu run it)";
   if (node.outputs.size() != 1 || node.inputs.size() != (is_binary(*code) ? 2u : 1u))
@@ -137,6 +143,14 @@ std::optional<std::string> elementwise_unsupported(const ir::Graph& graph, const
 
 void record_elementwise(Context& ctx, int node_index, NodeProgram& program) {
   const ir::Node& node = ctx.graph().nodes[static_cast<size_t>(node_index)];
+  if (node.op == ir::Op::Clip) {  // the bounds as steps: max(x, min), then min(., max)
+    std::vector<Step> steps;
+    for (size_t i = 1; i < node.inputs.size() && i < 3; ++i)
+      if (node.inputs[i] != ir::kNoValue) steps.push_back({i == 1 ? uint32_t{EW_CLIP_LO} : uint32_t{EW_CLIP_HI}, node.inputs[i], false, 0.0f});
+    for (const Step& s : epilogue_steps(node)) steps.push_back(s);
+    push_program(ctx, program, node, node.inputs[0], node.outputs[0], steps);
+    return;
+  }
   Step first;
   first.code = *ew_code(node.op);
   if (is_binary(first.code)) first.operand = node.inputs[1];

@@ -29,6 +29,7 @@ Tensor to_device_repr(const Tensor& t) { return t.dtype() == DType::Float64 ? t.
 void record_node(Context& ctx, int index, NodeProgram& program) {
   const ir::Node& node = ctx.graph().nodes[static_cast<size_t>(index)];
   if (node.op == ir::Op::Conv || node.op == ir::Op::ConvTranspose) record_conv(ctx, index, program);
+  else if (node.op == ir::Op::MatMul || node.op == ir::Op::Gemm || node.op == ir::Op::Softmax) record_matmul(ctx, index, program);
   else if (is_data_movement(node.op)) record_data_movement(ctx, index, program);
   else record_elementwise(ctx, index, program);
 }

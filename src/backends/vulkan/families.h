@@ -12,7 +12,7 @@
 namespace lockstep::vulkan {
 
 // elementwise.cpp (ew_program.comp): Add, Sub, Mul, Div with broadcasting; Tanh, Sigmoid, Relu,
-// LeakyRelu, Exp, Neg, Sqrt, Abs, Reciprocal, Floor, Ceil; fused epilogues of those.
+// LeakyRelu, Exp, Neg, Sqrt, Abs, Reciprocal, Floor, Ceil, Clip; fused epilogues of those.
 std::optional<std::string> elementwise_unsupported(const ir::Graph& graph, const ir::Node& node);
 void record_elementwise(Context& ctx, int node_index, NodeProgram& program);
 // The node's epilogue in place on outputs[0] (nothing when it has none).
@@ -24,6 +24,10 @@ std::optional<std::string> epilogue_step_unsupported(ir::Op op);
 // dilations, pads and groups.
 std::optional<std::string> conv_unsupported(const ir::Graph& graph, const ir::Node& node);
 void record_conv(Context& ctx, int node_index, NodeProgram& program);
+
+// matmul.cpp (matmul.comp, softmax.comp): MatMul, Gemm, Softmax.
+std::optional<std::string> matmul_unsupported(const ir::Graph& graph, const ir::Node& node);
+void record_matmul(Context& ctx, int node_index, NodeProgram& program);
 
 // data_movement.cpp (copy.comp, pad.comp): Slice, Split, Concat, Reshape, Flatten, Squeeze,
 // Unsqueeze, Identity, Transpose, Expand, Pad.

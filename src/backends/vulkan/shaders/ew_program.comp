@@ -36,6 +36,8 @@ float binary(uint code, float x, float y) {
     case EW_ADD: r = x + y; break;
     case EW_SUB: r = x - y; break;
     case EW_MUL: r = x * y; break;
+    case EW_CLIP_LO: r = x < y ? y : x; break;
+    case EW_CLIP_HI: r = x > y ? y : x; break;
     default: r = div_rn(x, y); break;  // EW_DIV
   }
   return r;

@@ -7,6 +7,8 @@
 #define EW_SUB 2
 #define EW_MUL 3
 #define EW_DIV 4
+#define EW_CLIP_LO 5  // acc < operand ? operand : acc (NaN stays NaN)
+#define EW_CLIP_HI 6  // acc > operand ? operand : acc
 #define EW_TANH 10
 #define EW_SIGMOID 11
 #define EW_RELU 12
@@ -90,5 +92,32 @@
 #define CV_KSTEP_W 22  // transpose: sw / gcd(sw, dw)
 #define CV_WORDS 23
 #define CV_NO_BIAS 0xffffffffu
+
+// matmul.comp: Y[b][m][n] = alpha * sum_k A[b][m][k] B[b][k][n] (k in order from zero)
+// + beta * C[m][n]; A and B through strides (transposes, broadcast batch dims: stride 0).
+#define MM_MAX_BATCH_RANK 4
+#define MM_M 0
+#define MM_N 1
+#define MM_K 2
+#define MM_BRANK 3
+#define MM_BDIMS 4                                 // MM_MAX_BATCH_RANK batch dims, outermost first
+#define MM_ABSTR (MM_BDIMS + MM_MAX_BATCH_RANK)    // A's batch strides (elements)
+#define MM_BBSTR (MM_ABSTR + MM_MAX_BATCH_RANK)    // B's batch strides
+#define MM_A (MM_BBSTR + MM_MAX_BATCH_RANK)        // then A's m stride, k stride
+#define MM_B (MM_A + 3)                            // then B's k stride, n stride
+#define MM_C (MM_B + 3)                            // CV_NO_BIAS for none; then C's m stride, n stride
+#define MM_Y (MM_C + 3)
+#define MM_ALPHA (MM_Y + 1)
+#define MM_BETA (MM_ALPHA + 1)
+#define MM_WORDS (MM_BETA + 1)
+
+// softmax.comp: for each (outer, inner): y = e^(x - max) / sum e^(x - max) along `dim` elements
+// `inner` apart (max, then the sum in order).
+#define SM_ROWS 0  // outer x inner
+#define SM_DIM 1
+#define SM_INNER 2
+#define SM_X 3
+#define SM_Y 4
+#define SM_WORDS 5
 
 #endif
