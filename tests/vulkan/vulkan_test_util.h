@@ -41,7 +41,8 @@ inline bool same_bits(const Tensor& a, const Tensor& b) {
   return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
 }
 
-// Runs `g` on vulkan and on the reference, checks every output; a second run gives the same bits.
+// Runs `g` on vulkan and on the reference, checks every output; a second run and a safe-mode run
+// (own slots, NaN-filled, canaries checked after every dispatch) give the same bits.
 inline void expect_vulkan_matches_reference(const ir::Graph& g, const std::vector<Tensor>& inputs, int64_t terms = 1,
                                             const std::string& what = "") {
   auto exe = vulkan::backend().compile(g, Options{});
@@ -49,6 +50,10 @@ inline void expect_vulkan_matches_reference(const ir::Graph& g, const std::vecto
   cpu_test::expect_outputs_match(got, reference::evaluate(g, inputs), terms, what, kVulkanRelL2, kVulkanAbsPerTerm);
   const std::vector<Tensor> again = exe->run(inputs);
   for (size_t o = 0; o < got.size(); ++o) EXPECT_TRUE(same_bits(got[o], again[o])) << what << ": a second run changed the bits";
+  Options safe;
+  safe.safe = true;
+  const std::vector<Tensor> checked = vulkan::backend().compile(g, safe)->run(inputs);
+  for (size_t o = 0; o < got.size(); ++o) EXPECT_TRUE(same_bits(got[o], checked[o])) << what << ": safe mode changed the bits";
 }
 
 }  // namespace lockstep::vulkan_test

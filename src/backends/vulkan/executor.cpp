@@ -4,12 +4,16 @@
 #include <cstring>
 
 #include "backends/vulkan/families.h"
+#include "backends/vulkan/shaders/params.h"
+#include "backends/vulkan/testing.h"
 
 namespace lockstep::vulkan {
 
 namespace {
 
 constexpr size_t kAlign = 256;  // every arena slot and staging region starts at a multiple
+constexpr size_t kGuardBytes = 256;  // safe mode: canary words before and after each value
+constexpr uint32_t kNaNBits = 0x7fc00000u;  // safe mode fills every fresh buffer with it
 
 size_t align_up(size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
@@ -73,8 +77,6 @@ VulkanExecutable::VulkanExecutable(const ir::Graph& graph, const Options& option
   std::string why;
   dev_ = device(&why);
   if (!dev_) throw Error(ErrorCode::DeviceUnavailable, "vulkan: " + why);
-  if (options.safe)
-    throw Error(ErrorCode::InvalidArgument, "vulkan: safe mode (--safe) is not implemented on vulkan yet (cuda has it)");
   // Options.precision selects cuda's fast modes; vulkan computes strict fp32 always (as cpu does).
   try {
     const Api& api = vk();
@@ -107,7 +109,6 @@ VulkanExecutable::VulkanExecutable(const ir::Graph& graph, const Options& option
       at.push_back(static_cast<size_t>(value_offset_[v]));
     }
     upload(pieces, at, arena_);
-    upload({{params_.data(), params_.size() * sizeof(uint32_t)}}, {0}, params_buffer_);
 
     VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2};
     VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
@@ -120,17 +121,7 @@ VulkanExecutable::VulkanExecutable(const ir::Graph& graph, const Options& option
     dai.descriptorSetCount = 1;
     dai.pSetLayouts = &dev_->set_layout;
     check_vk(api.vkAllocateDescriptorSets(dev_->device, &dai, &set_), "allocate descriptor set");
-    VkDescriptorBufferInfo infos[2] = {{arena_.buffer, 0, arena_.bytes}, {params_buffer_.buffer, 0, params_buffer_.bytes}};
-    VkWriteDescriptorSet writes[2] = {};
-    for (uint32_t b = 0; b < 2; ++b) {
-      writes[b].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-      writes[b].dstSet = set_;
-      writes[b].dstBinding = b;
-      writes[b].descriptorCount = 1;
-      writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      writes[b].pBufferInfo = &infos[b];
-    }
-    api.vkUpdateDescriptorSets(dev_->device, 2, writes, 0, nullptr);
+    load_params();
     record_run();
   } catch (...) {
     free_all();
@@ -219,7 +210,19 @@ void VulkanExecutable::lay_out() {
     value_bytes_[v] = static_cast<size_t>(num_elements(value.shape)) * device_elem_size(value.dtype);
     if (value.constant.defined()) value_offset_[v] = add_slot(value_bytes_[v]);
   }
-  const auto& plan = graph_.plan;
+  // Safe mode gives up plan sharing: each value its own slot between two canary guards.
+  const bool safe = options_.safe;
+  auto add_guarded = [&](const std::string& what, size_t bytes) {
+    cursor = align_up(cursor);
+    guards_.push_back({cursor, kGuardBytes, "before " + what});
+    const size_t at = cursor + kGuardBytes;
+    const size_t data_end = at + (bytes + 3) / 4 * 4;
+    cursor = align_up(data_end) + kGuardBytes;
+    guards_.push_back({data_end, cursor - data_end, "after " + what});
+    fresh_.push_back({at, (bytes + 3) / 4 * 4});
+    return static_cast<int64_t>(at);
+  };
+  const auto& plan = safe ? std::optional<ir::MemoryPlan>() : graph_.plan;
   size_t plan_base = 0;
   if (plan) {
     plan_base = static_cast<size_t>(add_slot(static_cast<size_t>(plan->arena_bytes)));
@@ -234,9 +237,10 @@ void VulkanExecutable::lay_out() {
                                              std::to_string(plan->sizes[v]) + " bytes, it needs " + std::to_string(value_bytes_[v]));
       value_offset_[v] = static_cast<int64_t>(plan_base) + plan->offsets[v];
     } else {
-      value_offset_[v] = add_slot(value_bytes_[v]);
+      value_offset_[v] = safe ? add_guarded("value '" + graph_.values[v].name + "'", value_bytes_[v]) : add_slot(value_bytes_[v]);
     }
   }
+  if (safe) broken_at_ = static_cast<size_t>(add_slot(sizeof(uint32_t)));
   const size_t arena_bytes = align_up(std::max<size_t>(cursor, 16));
   if (options_.max_memory_bytes > 0 && arena_bytes > static_cast<size_t>(options_.max_memory_bytes))
     throw Error(ErrorCode::LimitExceeded, "vulkan: the device arena needs " + std::to_string(arena_bytes) +
@@ -257,6 +261,8 @@ void VulkanExecutable::lay_out() {
     out_offsets_.push_back(staging);
     staging = align_up(staging + value_bytes_[static_cast<size_t>(v)]);
   }
+  broken_staging_ = staging;  // the canary check's result word (safe mode)
+  staging = align_up(staging + sizeof(uint32_t));
   tap_offset_ = staging;
   size_t tap = 0;
   for (const auto& node : graph_.nodes) {
@@ -277,9 +283,37 @@ void VulkanExecutable::record_programs() {
     for (const Dispatch& d : program.dispatches) dev_->pipeline(d.shader, d.spec);  // created now, not in a run
     programs_.push_back(std::move(program));
   }
+  if (options_.safe) {  // the canary check's table: every guard range
+    std::vector<uint32_t> p{static_cast<uint32_t>(broken_at_ / 4), static_cast<uint32_t>(guards_.size())};
+    for (const Guard& g : guards_) {
+      p.push_back(static_cast<uint32_t>(g.offset / 4));
+      p.push_back(static_cast<uint32_t>(g.bytes / 4));
+    }
+    check_.shader = "canary_check";
+    check_.base = ctx.add_params(p);
+    check_.groups[0] = groups_for(static_cast<int64_t>(guards_.size()), 64);
+    dev_->pipeline(check_.shader, check_.spec);
+  }
   params_ = ctx.params();
+}
+
+// (Re)creates the parameter buffer from params_, uploads it and points binding 1 at it.
+void VulkanExecutable::load_params() {
+  free_buffer(params_buffer_);
   params_buffer_ = make_buffer(std::max<size_t>(params_.size(), 4) * sizeof(uint32_t),
                                VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, false);
+  upload({{params_.data(), params_.size() * sizeof(uint32_t)}}, {0}, params_buffer_);
+  VkDescriptorBufferInfo infos[2] = {{arena_.buffer, 0, arena_.bytes}, {params_buffer_.buffer, 0, params_buffer_.bytes}};
+  VkWriteDescriptorSet writes[2] = {};
+  for (uint32_t b = 0; b < 2; ++b) {
+    writes[b].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+    writes[b].dstSet = set_;
+    writes[b].dstBinding = b;
+    writes[b].descriptorCount = 1;
+    writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[b].pBufferInfo = &infos[b];
+  }
+  vk().vkUpdateDescriptorSets(dev_->device, 2, writes, 0, nullptr);
 }
 
 void VulkanExecutable::submit_and_wait(VkCommandBuffer cb) {
@@ -322,16 +356,46 @@ void VulkanExecutable::upload(const std::vector<std::pair<const void*, size_t>>&
   free_buffer(stage);
 }
 
-void VulkanExecutable::record_dispatches(VkCommandBuffer cb, const NodeProgram& program) const {
+void VulkanExecutable::record_dispatch(VkCommandBuffer cb, const Dispatch& d) const {
   const Api& api = vk();
-  for (const Dispatch& d : program.dispatches) {
-    api.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, dev_->pipeline(d.shader, d.spec));
-    api.vkCmdPushConstants(cb, dev_->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(uint32_t), &d.base);
-    api.vkCmdDispatch(cb, d.groups[0], d.groups[1], d.groups[2]);
-    // Every dispatch sees all writes before it: node order is the only order.
-    barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-  }
+  api.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, dev_->pipeline(d.shader, d.spec));
+  api.vkCmdPushConstants(cb, dev_->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(uint32_t), &d.base);
+  api.vkCmdDispatch(cb, d.groups[0], d.groups[1], d.groups[2]);
+  // Every dispatch sees all writes before it: node order is the only order.
+  barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+}
+
+void VulkanExecutable::record_dispatches(VkCommandBuffer cb, const NodeProgram& program) const {
+  for (const Dispatch& d : program.dispatches) record_dispatch(cb, d);
+}
+
+// Safe mode: one dispatch, then the canary check, waited for; throws naming the kernel, the ONNX
+// node and the broken guard.
+void VulkanExecutable::run_checked(const Dispatch& d, const ir::Node& node) {
+  const Api& api = vk();
+  begin(eager_cb_);
+  api.vkCmdBindDescriptorSets(eager_cb_, VK_PIPELINE_BIND_POINT_COMPUTE, dev_->pipeline_layout, 0, 1, &set_, 0, nullptr);
+  record_dispatch(eager_cb_, d);
+  barrier(eager_cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_TRANSFER_WRITE_BIT);
+  api.vkCmdFillBuffer(eager_cb_, arena_.buffer, broken_at_, sizeof(uint32_t), 0xffffffffu);
+  after_transfer_in(eager_cb_);
+  record_dispatch(eager_cb_, check_);
+  before_transfer_out(eager_cb_);
+  const VkBufferCopy word{broken_at_, broken_staging_, sizeof(uint32_t)};
+  api.vkCmdCopyBuffer(eager_cb_, arena_.buffer, staging_.buffer, 1, &word);
+  before_host_read(eager_cb_);
+  check_vk(api.vkEndCommandBuffer(eager_cb_), "end command buffer", node.name);
+  submit_and_wait(eager_cb_);
+  uint32_t broken = 0;
+  std::memcpy(&broken, static_cast<const std::byte*>(staging_.mapped) + broken_staging_, sizeof broken);
+  if (broken == 0xffffffffu) return;
+  const std::string onnx = node.result_onnx_name();
+  throw Error(ErrorCode::Internal, "vulkan safe mode: kernel '" + d.shader + "' of ONNX node '" + onnx +
+                                       "' wrote outside its buffer: the canary " +
+                                       (broken < guards_.size() ? guards_[broken].owner : std::string("?")) + " is broken",
+              onnx, ir::op_name(node.op));
 }
 
 void VulkanExecutable::record_run() {
@@ -391,8 +455,16 @@ std::vector<Tensor> VulkanExecutable::read_outputs() const {
 
 void VulkanExecutable::run_eager(const RunOptions& options) {
   const Api& api = vk();
+  const bool safe = options_.safe, copies = options.tap || options.fault_for_testing;
   begin(eager_cb_);
   before_transfer_in(eager_cb_);
+  if (safe) {  // canaries in every guard, NaN in every fresh buffer, then the inputs over theirs
+    for (const Guard& g : guards_) api.vkCmdFillBuffer(eager_cb_, arena_.buffer, g.offset, g.bytes, CK_CANARY);
+    for (const auto& [at, bytes] : fresh_)
+      if (bytes) api.vkCmdFillBuffer(eager_cb_, arena_.buffer, at, bytes, kNaNBits);
+    barrier(eager_cb_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_TRANSFER_WRITE_BIT);
+  }
   std::vector<VkBufferCopy> in;
   for (size_t i = 0; i < graph_.inputs.size(); ++i) {
     const auto v = static_cast<size_t>(graph_.inputs[i]);
@@ -415,9 +487,12 @@ void VulkanExecutable::run_eager(const RunOptions& options) {
       if (bytes) outs.push_back({static_cast<VkDeviceSize>(value_offset_[static_cast<size_t>(v)]), at, bytes});
       at = align_up(at + bytes);
     }
+    if (safe)
+      for (const Dispatch& d : program.dispatches) run_checked(d, node);
+    if (safe && !copies) continue;
     begin(eager_cb_);
     api.vkCmdBindDescriptorSets(eager_cb_, VK_PIPELINE_BIND_POINT_COMPUTE, dev_->pipeline_layout, 0, 1, &set_, 0, nullptr);
-    record_dispatches(eager_cb_, program);
+    if (!safe) record_dispatches(eager_cb_, program);
     before_transfer_out(eager_cb_);
     if (!outs.empty()) api.vkCmdCopyBuffer(eager_cb_, arena_.buffer, staging_.buffer, static_cast<uint32_t>(outs.size()), outs.data());
     before_host_read(eager_cb_);
@@ -468,7 +543,7 @@ void VulkanExecutable::run_eager(const RunOptions& options) {
 std::vector<Tensor> VulkanExecutable::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   stage_inputs(inputs);  // the previous run waited for its fence: staging is free
-  if (options.tap || options.fault_for_testing) run_eager(options);
+  if (options.tap || options.fault_for_testing || options_.safe) run_eager(options);
   else submit_and_wait(run_cb_);
   return read_outputs();
 }
@@ -488,6 +563,27 @@ std::vector<std::string> VulkanExecutable::kernel_implementations() const {
     out.push_back(s.empty() ? "vulkan:none" : s);
   }
   return out;
+}
+
+void VulkanExecutable::plant_out_of_bounds_write(const std::string& node_name) {
+  const int index = graph_.find_node(node_name);
+  if (index < 0) throw Error(ErrorCode::InvalidArgument, "vulkan: no node '" + node_name + "' to plant a write in");
+  const auto out = static_cast<size_t>(graph_.nodes[static_cast<size_t>(index)].outputs[0]);
+  Dispatch d;
+  d.shader = "planted_write";
+  d.base = static_cast<uint32_t>(params_.size());
+  params_.push_back(static_cast<uint32_t>((static_cast<size_t>(value_offset_[out]) + value_bytes_[out] + 3) / 4));
+  params_.push_back(0x3f800000u);  // 1.0f
+  dev_->pipeline(d.shader, d.spec);
+  programs_[static_cast<size_t>(index)].dispatches.push_back(d);
+  load_params();
+  record_run();
+}
+
+void plant_out_of_bounds_write(Executable& executable, const std::string& node_name) {
+  auto* v = dynamic_cast<VulkanExecutable*>(&executable);
+  if (!v) throw Error(ErrorCode::InvalidArgument, "plant_out_of_bounds_write needs a vulkan executable");
+  v->plant_out_of_bounds_write(node_name);
 }
 
 }  // namespace lockstep::vulkan

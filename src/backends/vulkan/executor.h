@@ -39,14 +39,19 @@ class VulkanExecutable final : public Executable {
 
   size_t arena_bytes() const { return static_cast<size_t>(arena_.bytes); }
   size_t dispatch_count() const;
+  // Test-only (testing.h): after `node_name`'s dispatches, one writes a word past its output.
+  void plant_out_of_bounds_write(const std::string& node_name);
 
  private:
   void lay_out();
   void record_programs();
+  void load_params();
   void upload(const std::vector<std::pair<const void*, size_t>>& pieces, const std::vector<size_t>& arena_offsets,
               const Buffer& target);
   void record_run();
+  void record_dispatch(VkCommandBuffer cb, const Dispatch& d) const;
   void record_dispatches(VkCommandBuffer cb, const NodeProgram& program) const;
+  void run_checked(const Dispatch& d, const ir::Node& node);
   void stage_inputs(const std::vector<Tensor>& inputs);
   std::vector<Tensor> read_outputs() const;
   void submit_and_wait(VkCommandBuffer cb);
@@ -66,9 +71,20 @@ class VulkanExecutable final : public Executable {
   std::vector<uint32_t> params_;
 
   Buffer arena_, params_buffer_, staging_;
-  // Staging layout: inputs, outputs, then one node's outputs (taps and faults).
+  // Staging layout: inputs, outputs, the canary check's word, then one node's outputs (taps, faults).
   std::vector<size_t> in_offsets_, out_offsets_;
-  size_t tap_offset_ = 0;
+  size_t broken_staging_ = 0, tap_offset_ = 0;
+
+  // Safe mode (Options.safe): every value in its own slot between canary guards, NaN-filled at
+  // each run; after every dispatch canary_check.comp reads every guard (run_checked).
+  struct Guard {
+    size_t offset = 0, bytes = 0;  // in the arena
+    std::string owner;             // "after value 'x'"
+  };
+  std::vector<Guard> guards_;
+  std::vector<std::pair<size_t, size_t>> fresh_;  // (offset, bytes) of each non-constant value
+  size_t broken_at_ = 0;                          // the check's result word in the arena
+  Dispatch check_;
 
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   VkDescriptorSet set_ = VK_NULL_HANDLE;

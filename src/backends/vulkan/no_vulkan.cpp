@@ -1,5 +1,6 @@
 // Stands in for the Vulkan backend when lockstep is built without the Vulkan headers or glslc.
 #include "backends/vulkan/backend.h"
+#include "backends/vulkan/testing.h"
 
 namespace lockstep::vulkan {
 namespace {
@@ -22,4 +23,5 @@ const Backend& backend() {
   return instance;
 }
 std::string device_description() { return kWhy; }
+void plant_out_of_bounds_write(Executable&, const std::string&) { throw Error(ErrorCode::DeviceUnavailable, kWhy); }
 }  // namespace lockstep::vulkan

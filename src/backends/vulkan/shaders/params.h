@@ -120,4 +120,11 @@
 #define SM_Y 4
 #define SM_WORDS 5
 
+// canary_check.comp (safe mode): CK_RANGES guard ranges (word offset, word count) from CK_TABLE;
+// the first broken one's index is atomicMin'ed into the arena word at CK_RESULT.
+#define CK_CANARY 0xA5A5A5A5u
+#define CK_RESULT 0
+#define CK_RANGES 1
+#define CK_TABLE 2
+
 #endif
