@@ -77,6 +77,28 @@ TEST(VulkanMath, ExpTanhSigmoidWithinTheStatedBound) {
   }
 }
 
+TEST(VulkanMath, ErfAndSoftplusWithinTheStatedBound) {
+  LOCKSTEP_REQUIRE_VULKAN();
+  const int n = 1 << 18;
+  for (const Tensor& x : {sweep(-5.0f, 5.0f, n, 11), sweep(1e-6f, 4.0f, n, 12, true)}) {
+    const Tensor y = run_unary(Op::Erf, x);
+    double worst_abs = 0, worst_ulps = 0;
+    for (int i = 0; i < n; ++i) {
+      const double want = std::erf(static_cast<double>(x.data<float>()[i]));
+      worst_abs = std::max(worst_abs, std::fabs(y.data<float>()[i] - want));
+      if (std::fabs(want) >= 1e-3) worst_ulps = std::max(worst_ulps, ulps(y.data<float>()[i], want));
+    }
+    std::printf("[ vulkan   ] Erf: max %.3g absolute, %.3f ulp where |erf| >= 1e-3, over %d values\n", worst_abs, worst_ulps, n);
+    EXPECT_LE(worst_abs, kErfAbs);
+    EXPECT_LE(worst_ulps, kErfUlps);
+  }
+  const Tensor x = sweep(-100.0f, 60.0f, n, 13);
+  float at = 0;
+  const double worst = max_ulps(x, run_unary(Op::Softplus, x), [](double v) { return std::log1p(std::exp(v)); }, &at);
+  std::printf("[ vulkan   ] Softplus: max %.3f ulp (at %.9g) over %d values\n", worst, at, n);
+  EXPECT_LE(worst, kSoftplusUlps);
+}
+
 TEST(VulkanMath, DivisionAndSqrtAreCorrectlyRounded) {
   LOCKSTEP_REQUIRE_VULKAN();
   const int n = 1 << 18;

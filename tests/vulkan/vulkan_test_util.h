@@ -25,6 +25,9 @@ inline constexpr double kVulkanAbsPerTerm = 2e-7;
 inline constexpr double kExpUlps = 1.0;
 inline constexpr double kTanhUlps = 1.5;
 inline constexpr double kSigmoidUlps = 2.5;
+inline constexpr double kErfAbs = 4.5e-7;   // and kErfUlps where |erf| >= 1e-3 (the cpu's: 4.7e-7, 8 ulp)
+inline constexpr double kErfUlps = 8.0;
+inline constexpr double kSoftplusUlps = 3.5;
 inline constexpr double kCorrectlyRoundedUlps = 0.5 + 1e-3;  // div_rn, sqrt_rn in [2^-40, 2^40]
 // Shared models and the embedded default: DESIGN.md's bars.
 inline constexpr double kModelRelL2 = 1e-5;

@@ -31,6 +31,8 @@ std::optional<uint32_t> ew_code(ir::Op op) {
     case ir::Op::Reciprocal: return EW_RECIPROCAL;
     case ir::Op::Floor: return EW_FLOOR;
     case ir::Op::Ceil: return EW_CEIL;
+    case ir::Op::Erf: return EW_ERF;
+    case ir::Op::Softplus: return EW_SOFTPLUS;
     default: return std::nullopt;
   }
 }

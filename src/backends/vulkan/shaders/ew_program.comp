@@ -25,6 +25,8 @@ float unary(uint code, float x, float alpha) {
     case EW_RECIPROCAL: r = div_rn(1.0, x); break;
     case EW_FLOOR: r = floor(x); break;
     case EW_CEIL: r = ceil(x); break;
+    case EW_ERF: r = erf_f(x); break;
+    case EW_SOFTPLUS: r = softplus_f(x); break;
     default: r = x; break;  // EW_IDENTITY
   }
   return r;

@@ -21,6 +21,8 @@
 #define EW_RECIPROCAL 19
 #define EW_FLOOR 20
 #define EW_CEIL 21
+#define EW_ERF 22
+#define EW_SOFTPLUS 23
 
 // Layout of an element-wise program in the params buffer (uint words from its base).
 #define EW_MAX_RANK 6
