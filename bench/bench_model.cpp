@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,50 @@
 #include "diff/metrics.h"
 #include "dynamic/executable.h"
 #include "lockstep/lockstep.h"
+
+namespace {
+
+// Resident memory now (not the peak): /proc/self/statm's second field, in pages.
+double resident_mb() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  if (!(statm >> pages >> resident)) return -1;
+  return static_cast<double>(resident) * 4096.0 / (1 << 20);
+}
+
+// Many calls of random lengths (issue 22: no memory growth past the plan cache's bound).
+nlohmann::json run_churn(lockstep::Executable& exe, const std::vector<lockstep::Tensor>& inputs, int calls) {
+  const lockstep::Tensor& ids = inputs.at(0);
+  if (inputs.size() < 3 || ids.dtype() != lockstep::DType::Int64 || ids.shape().size() != 2 || ids.numel() == 0)
+    throw lockstep::Error(lockstep::ErrorCode::InvalidArgument, "--churn needs a voice's inputs: input int64 [1, P], "
+                                                                "input_lengths, scales");
+  std::mt19937_64 rng(20261202);
+  std::vector<double> rss;
+  for (int i = 0; i < calls; ++i) {
+    const int64_t n = 5 + static_cast<int64_t>(rng() % 196);
+    lockstep::Tensor in(lockstep::DType::Int64, {1, n}), len(lockstep::DType::Int64, {1});
+    for (int64_t k = 0; k < n; ++k) in.data<int64_t>()[k] = ids.data<int64_t>()[(k + i) % ids.numel()];
+    len.data<int64_t>()[0] = n;
+    std::vector<lockstep::Tensor> call = inputs;
+    call[0] = in;
+    call[1] = len;
+    exe.run(call);
+    if ((i + 1) % std::max(1, calls / 10) == 0) {
+      rss.push_back(resident_mb());
+      std::cerr << "lockstep_bench: churn call " << i + 1 << ": resident " << rss.back() << " MB\n";
+    }
+  }
+  nlohmann::json j = {{"calls", calls}, {"resident_mb", rss}};
+  if (const lockstep::dynamic::Stats* s = lockstep::dynamic::stats(exe)) {
+    j["cached_entries"] = s->cached_entries;
+    j["cached_bytes"] = s->cached_bytes;
+    j["segments_compiled"] = s->segments_compiled;
+    j["evictions"] = s->evictions;
+  }
+  return j;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"lockstep_bench: time a model on a lockstep backend"};
@@ -35,6 +81,10 @@ int main(int argc, char** argv) {
                  "first_run_ms is then a new length's first call in a warm process)");
   app.add_option("--precision", precision, "cuda arithmetic: fp32 (strict), tf32, fp16, bf16")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
+  int churn = 0;
+  app.add_option("--churn", churn,
+                 "a voice (inputs input, input_lengths, scales): after the timed runs, this many calls of random "
+                 "lengths (5-200 phonemes cut from the given ids), reporting resident memory and the segment cache");
   CLI11_PARSE(app, argc, argv);
   try {
     using clock = std::chrono::steady_clock;
@@ -85,6 +135,11 @@ int main(int argc, char** argv) {
       row["first_run_compile_ms"] = first_run_compile_ms;
       row["first_run_misses"] = first_run_misses;
       row["first_run_page_faults"] = first_run_faults;
+      // What a cached call hands across to its backend (one host sync per segment on a GPU).
+      row["segments"] = stage->last_run_segments;
+      row["host_nodes"] = stage->last_run_host_nodes;
+      row["bytes_to_backend"] = stage->last_run_bytes_in;
+      row["bytes_from_backend"] = stage->last_run_bytes_out;
     }
     // Kernels only, without the input/output copies: how on-device peers (torch's CUDA events) time.
     if (!device_times.empty()) row["device_median_ms"] = device_times[device_times.size() / 2];
@@ -93,6 +148,7 @@ int main(int argc, char** argv) {
       row["rel_l2"] = m.rel_l2;
       row["cosine"] = m.cosine;
     }
+    if (churn > 0) row["churn"] = run_churn(*exe, inputs, churn);
     std::cout << row.dump() << std::endl;
   } catch (const std::exception& e) {
     std::cerr << "lockstep_bench: " << e.what() << "\n";

@@ -41,6 +41,9 @@ for d in sorted(os.listdir(base)):
     if os.path.exists(p) and all(n.domain in ("", "ai.onnx") and n.op_type in ops for n in onnx.load(p).graph.node):
         shutil.copytree(f"{base}/{d}", f"{sys.argv[1]}/{d}")
 PY
+# PIPER_SRC=DIR (a folder holding piper/train/vits, e.g. unzipped from the piper-tts wheel) packs
+# Piper's model code for run_gpu.sh's "piper" step.
+if [ -n "${PIPER_SRC:-}" ]; then mkdir -p "$P/piper" && cp -r "$PIPER_SRC/piper" "$P/piper/"; fi
 cp ../shared/tools/vits_export.py ../shared/tools/bench_peers.py ../shared/tools/ort_run.py $D/tools/
 tar -C $D -cJf "$P/data.tar.xz" models node tools
 rm -rf $D

@@ -94,6 +94,40 @@ cputests)
          "$(grep -h "SKIPPED \]" /tmp/gpurun/cpu_tests_$cap.*.log | grep -c "tests\?," ) shards with skips"
     grep -h "^\[  FAILED  \]\|SKIPPED \] cap\|NOTE" /tmp/gpurun/cpu_tests_$cap.*.log | sort | uniq | head -30
   done 2>&1 | tee "$OUT/cpu_tests.log" ;;
+vulkan)
+  # Issue 25 on NVIDIA's Vulkan driver: the loader travels as .gl/*.deb (docs/vulkan.md says how to
+  # fetch it; carry .gl), the driver's ICD is the machine's. `lockstep check` lists the device; the
+  # Vulkan tests of lockstep_tests (CPU_TESTS=1 packs them) run on it; then vulkan beside cuda.
+  for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+  [ -n "$(ls /usr/share/vulkan/icd.d/nvidia* /etc/vulkan/icd.d/nvidia* 2>/dev/null)" ] ||
+    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  # The device-selection test starts the CLI at the path compiled in (/work/main/build/lockstep).
+  [ -e /work/main ] || ln -s "$PWD" /work/main
+  [ -e /work/main/build/lockstep ] || { mkdir -p /work/main/build && ln -sf "$BIN"/* /work/main/build/; }
+  { echo "## lockstep check (embedded default)"; timeout 120 "$BIN/lockstep" check --fresh 2
+    echo "## Vulkan tests on this machine's device"
+    LOCKSTEP_MODELS_DIR=$M LOCKSTEP_ONNX_NODE_DATA_DIR=/tmp/gpurun/node timeout ${VK_TESTS_TIMEOUT:-200} \
+      "$BIN/lockstep_tests" --gtest_filter="${VK_FILTER:-Vulkan*:BisectVulkan*}" 2>&1 | grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[       OK|vulkan|node suite|pass|refused|FAILED" | head -80
+    echo "## vulkan beside cuda"
+    timeout ${VK_BENCH_TIMEOUT:-300} python3 bench/gpu/bench_vulkan.py --bin "$BIN" --tools /tmp/gpurun/tools \
+      --work /tmp/gpurun/vulkan 2>&1 | grep --line-buffered -v -i "deprecat\|torch.onnx.export\|warn"
+  } 2>&1 | tee "$OUT/vulkan.log" ;;
+piper)
+  # Issue 22: Piper's own PyTorch model (medium architecture, seeded weights; piper/train/vits carried
+  # in $PKG/piper by package.sh PIPER_SRC=...) eager and torch.compile beside lockstep cuda.
+  timeout ${PIPER_TIMEOUT:-400} python3 bench/gpu/bench_piper_gpu.py --bin "$BIN" --piper-src "$PKG/piper" \
+    --work /tmp/gpurun/piper 2>&1 | grep --line-buffered -v -i "deprecat\|torch.onnx.export\|warn" | tee "$OUT/piper.log"
+  # CHURN calls of random lengths (5-200 phonemes) on that voice: resident host memory every tenth,
+  # the segment cache at the end, GPU memory in use sampled by nvidia-smi meanwhile.
+  S=/tmp/gpurun/piper
+  if [ -f $S/piper_medium.onnx ] && [ "${CHURN:-1000}" -gt 0 ]; then
+    (while sleep 1; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits; done > $S/gpu_mem.txt) &
+    MEMPID=$!
+    timeout ${CHURN_TIMEOUT:-300} "$BIN/lockstep_bench" $S/piper_medium.onnx --backend cuda --runs 3 --warmup 0 \
+      --inputs $S/s0/input.npy $S/s0/input_lengths.npy $S/s0/scales.npy --churn ${CHURN:-1000} 2>&1 | tee "$OUT/churn.log"
+    kill $MEMPID 2>/dev/null
+    echo "## GPU memory used (MiB), sampled each second: first $(head -1 $S/gpu_mem.txt), max $(sort -n $S/gpu_mem.txt | tail -1), last $(tail -1 $S/gpu_mem.txt), samples $(wc -l < $S/gpu_mem.txt)" | tee -a "$OUT/churn.log"
+  fi ;;
 probe)
   [ -x "$BIN/conv3xtf32_probe" ] && timeout 120 "$BIN/conv3xtf32_probe" 2>&1 | tee "$OUT/probe.log" ;;
 bench)

@@ -111,6 +111,7 @@ class DynamicExecutable final : public Executable {
     ++stats_.runs;
     stats_.last_run_segments = stats_.last_run_host_nodes = stats_.last_run_misses = 0;
     stats_.last_run_compile_ms = 0;
+    stats_.last_run_bytes_in = stats_.last_run_bytes_out = 0;
     for (int guard = 0;; ++guard) {
       if (guard > static_cast<int>(source_.nodes.size()) + 1)
         throw Error(ErrorCode::Internal, "run-time shapes: the segments do not finish the graph");
@@ -378,8 +379,12 @@ class DynamicExecutable final : public Executable {
     }
     if (entry.exe) {
       std::vector<Tensor> in;
-      for (ir::ValueId v : entry.inputs) in.push_back(env_[static_cast<size_t>(v)]);
+      for (ir::ValueId v : entry.inputs) {
+        in.push_back(env_[static_cast<size_t>(v)]);
+        stats_.last_run_bytes_in += in.back().nbytes();
+      }
       std::vector<Tensor> out = entry.exe->run(in, run_options);
+      for (const Tensor& t : out) stats_.last_run_bytes_out += t.nbytes();
       for (size_t o = 0; o < entry.outputs.size(); ++o) {
         Tensor& t = out.at(o);
         env_[static_cast<size_t>(entry.outputs[o])] =

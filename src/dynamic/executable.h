@@ -31,6 +31,11 @@ struct Stats {
   int last_run_segments = 0;      // compiled segments the last run went through
   int last_run_host_nodes = 0;    // data-dependent nodes it ran between them
   int last_run_misses = 0;
+  // Bytes the last run handed to its compiled segments and got back from them: on a device
+  // backend (cuda, vulkan) these are its host<->device copies, and each segment ends in one host
+  // synchronisation (docs/dynamic-shapes.md "What crosses to the host").
+  int64_t last_run_bytes_in = 0;
+  int64_t last_run_bytes_out = 0;
   double last_run_compile_ms = 0;  // time the last run spent specialising and compiling
   int cached_entries = 0;
   int64_t cached_bytes = 0;

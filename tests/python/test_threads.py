@@ -42,12 +42,20 @@ def test_ctrl_c_stops_a_bisection_between_runner_calls(seed174):
     # A fault to hunt through fresh processes: about 10 runner calls, 35 s on a loaded 2-core machine.
     runner = (f"{sys.executable} {os.path.join(REPO, 'runners', 'faulty_runner.py')} "
               f"--node {convs[len(convs) // 2]} --inner ort")
-    timer = threading.Timer(2.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    # The "Ctrl-C" comes from another thread while the first runner call is under way (the timer
+    # starts at the first step, so that a fast host cannot finish before it fires).
+    steps, timer = [], threading.Timer(0.05, lambda: os.kill(os.getpid(), signal.SIGINT))
+
+    def step(message):
+        steps.append(message)
+        if len(steps) == 1:
+            timer.start()
+
     start = time.monotonic()
-    timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            lockstep.bisect(path, ref="reference", test=runner, feeds=feeds)
+            lockstep.bisect(path, ref="reference", test=runner, feeds=feeds, progress=step)
     finally:
         timer.cancel()
-    assert time.monotonic() - start < 15  # stopped at the next runner call, not at the end
+    assert len(steps) <= 3, steps  # stopped at the next runner call, not at the end
+    assert time.monotonic() - start < 15

@@ -28,4 +28,9 @@ bool isa_has_fma_vectors(Isa isa);
 // wins.
 void cap_onednn(Isa isa);
 
+// oneDNN's primitive cache bound, set once by active_isa() (ONEDNN_PRIMITIVE_CACHE_CAPACITY, when
+// set, wins): small, since every executable keeps its own primitives (docs/cpu.md).
+inline constexpr int kOnednnPrimitiveCacheCapacity = 128;
+void bound_onednn_primitive_cache();
+
 }  // namespace lockstep::cpu
