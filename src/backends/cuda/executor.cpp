@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "backends/cuda/families.h"
+#include "backends/cuda/handle_pool.h"
 #include "backends/cuda/testing.h"
 #include "ir/infer_rules.h"
 
@@ -62,19 +63,18 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     std::string why;
     if (!device_available(&why)) throw Error(ErrorCode::DeviceUnavailable, "cuda: " + why);
     check_cuda(cudaSetDevice(device_), "select device 0");
-    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "create stream");
     ctx_ = std::make_unique<Context>(graph_);
     ctx_->safe = options.safe;
     ctx_->precision = parse_precision(options.precision);
-    check_cublas(cublasCreate(&ctx_->cublas), "create handle");
-    check_cublas(cublasSetStream(ctx_->cublas, stream_), "set stream");
+    const Handles h = acquire_handles();  // handle_pool.h: reused across executables
+    stream_ = h.stream;
+    ctx_->cublas = h.cublas;
+    ctx_->cudnn = h.cudnn;
     // Pedantic: IEEE float32 everywhere, no TF32 or reduced-precision reductions. The fast modes
     // run every SGEMM (MatMul, Gemm, the ConvTranspose GEMM) on TF32 tensor cores.
     check_cublas(cublasSetMathMode(ctx_->cublas, ctx_->precision == Precision::kFp32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_TF32_TENSOR_OP_MATH),
                  "set math mode");
     check_cublas(cublasSetAtomicsMode(ctx_->cublas, CUBLAS_ATOMICS_NOT_ALLOWED), "forbid atomics");
-    check_cudnn(cudnnCreate(&ctx_->cudnn), "create handle");
-    check_cudnn(cudnnSetStream(ctx_->cudnn, stream_), "set stream");
     const char* prof = std::getenv("LOCKSTEP_CUDA_PROFILE");
     profile_ = prof && *prof && *prof != '0';
     host_times_ = env_is("LOCKSTEP_CUDA_HOST_TIMES", "1");
@@ -118,19 +118,15 @@ void CudaExecutable::free_all() noexcept {
   profile_graph_ = nullptr;
   if (stream_) cudaStreamSynchronize(stream_);
   programs_.clear();  // drops cuDNN descriptors held by the launches
-  if (ctx_) {
-    if (ctx_->cublas) cublasDestroy(ctx_->cublas);
-    if (ctx_->cudnn) cudnnDestroy(ctx_->cudnn);
-    ctx_->cublas = nullptr;
-    ctx_->cudnn = nullptr;
-  }
   if (arena_) cudaFree(arena_);
   if (in_stage_) cudaFreeHost(in_stage_);
   if (out_stage_) cudaFreeHost(out_stage_);
   if (broken_host_) cudaFreeHost(broken_host_);
   if (faults_host_) cudaFreeHost(faults_host_);
   faults_host_ = nullptr;
-  if (stream_) cudaStreamDestroy(stream_);
+  if (stream_) release_handles({stream_, ctx_ ? ctx_->cublas : nullptr, ctx_ ? ctx_->cudnn : nullptr});
+  stream_ = nullptr;
+  if (ctx_) ctx_->cublas = nullptr, ctx_->cudnn = nullptr;
   arena_ = in_stage_ = out_stage_ = nullptr;
   broken_host_ = nullptr;
   stream_ = nullptr;

@@ -1,0 +1,70 @@
+#include "backends/cuda/handle_pool.h"
+
+#include <mutex>
+#include <vector>
+
+#include "backends/cuda/device.h"
+
+namespace lockstep::cuda {
+namespace {
+
+struct Pool {
+  std::mutex mutex;
+  std::vector<Handles> idle;
+};
+
+Pool& pool() {
+  static Pool* p = new Pool;  // never destroyed: executables may outlive static destruction order
+  return *p;
+}
+
+void destroy(Handles& h) noexcept {
+  if (h.cudnn) cudnnDestroy(h.cudnn);
+  if (h.cublas) cublasDestroy(h.cublas);
+  if (h.stream) cudaStreamDestroy(h.stream);
+  h = {};
+}
+
+}  // namespace
+
+Handles acquire_handles() {
+  {
+    std::lock_guard<std::mutex> lock(pool().mutex);
+    if (!pool().idle.empty()) {
+      Handles h = pool().idle.back();
+      pool().idle.pop_back();
+      return h;
+    }
+  }
+  Handles h;
+  try {
+    check_cuda(cudaStreamCreateWithFlags(&h.stream, cudaStreamNonBlocking), "create stream");
+    check_cublas(cublasCreate(&h.cublas), "create handle");
+    check_cublas(cublasSetStream(h.cublas, h.stream), "set stream");
+    check_cudnn(cudnnCreate(&h.cudnn), "create handle");
+    check_cudnn(cudnnSetStream(h.cudnn, h.stream), "set stream");
+  } catch (...) {
+    destroy(h);
+    throw;
+  }
+  return h;
+}
+
+void release_handles(Handles h) noexcept {
+  if (!h.stream) return;
+  if (cudaStreamSynchronize(h.stream) != cudaSuccess) {  // a broken stream is not handed on
+    cudaGetLastError();
+    destroy(h);
+    return;
+  }
+  // The workspace belonged to the last owner's arena: the next owner sets its own.
+  cublasSetWorkspace(h.cublas, nullptr, 0);
+  std::lock_guard<std::mutex> lock(pool().mutex);
+  if (static_cast<int>(pool().idle.size()) >= kIdleHandleSets) {
+    destroy(h);
+    return;
+  }
+  pool().idle.push_back(h);
+}
+
+}  // namespace lockstep::cuda
