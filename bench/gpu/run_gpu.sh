@@ -108,8 +108,7 @@ vulkan)
     echo "## Vulkan tests on this machine's device"
     LOCKSTEP_MODELS_DIR=$M LOCKSTEP_ONNX_NODE_DATA_DIR=/tmp/gpurun/node timeout ${VK_TESTS_TIMEOUT:-200} \
       "$BIN/lockstep_tests" --gtest_filter="${VK_FILTER:-Vulkan*:BisectVulkan*}" 2>&1 | grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[       OK|vulkan|node suite|pass|refused|FAILED" | head -80
-    echo "## vulkan beside cuda"
-    timeout ${VK_BENCH_TIMEOUT:-300} python3 bench/gpu/bench_vulkan.py --bin "$BIN" --tools /tmp/gpurun/tools \
+    [ "${VK_BENCH:-1}" = 1 ] && echo "## vulkan beside cuda" && timeout ${VK_BENCH_TIMEOUT:-300} python3 bench/gpu/bench_vulkan.py --bin "$BIN" --tools /tmp/gpurun/tools \
       --work /tmp/gpurun/vulkan 2>&1 | grep --line-buffered -v -i "deprecat\|torch.onnx.export\|warn"
   } 2>&1 | tee "$OUT/vulkan.log" ;;
 piper)
@@ -117,6 +116,11 @@ piper)
   # in $PKG/piper by package.sh PIPER_SRC=...) eager and torch.compile beside lockstep cuda.
   timeout ${PIPER_TIMEOUT:-400} python3 bench/gpu/bench_piper_gpu.py --bin "$BIN" --piper-src "$PKG/piper" \
     --work /tmp/gpurun/piper 2>&1 | grep --line-buffered -v -i "deprecat\|torch.onnx.export\|warn" | tee "$OUT/piper.log"
+  # Where a new length's first call goes: the stage's trace (probe, pipeline, cuda compile per segment).
+  S=/tmp/gpurun/piper
+  [ -f $S/piper_medium.onnx ] && LOCKSTEP_TRACE_SHAPES=1 timeout 60 "$BIN/lockstep_bench" $S/piper_medium.onnx --backend cuda \
+    --runs 3 --warmup 0 --inputs $S/s1/input.npy $S/s1/input_lengths.npy $S/s1/scales.npy \
+    --prime $S/s0/input.npy $S/s0/input_lengths.npy $S/s0/scales.npy 2>&1 | tail -40 | tee "$OUT/trace.log"
   # CHURN calls of random lengths (5-200 phonemes) on that voice: resident host memory every tenth,
   # the segment cache at the end, GPU memory in use sampled by nvidia-smi meanwhile.
   S=/tmp/gpurun/piper
