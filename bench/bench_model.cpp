@@ -140,6 +140,9 @@ int main(int argc, char** argv) {
       row["host_nodes"] = stage->last_run_host_nodes;
       row["bytes_to_backend"] = stage->last_run_bytes_in;
       row["bytes_from_backend"] = stage->last_run_bytes_out;
+      row["segments_ms"] = stage->last_run_segments_ms;  // of the last timed call
+      row["host_nodes_ms"] = stage->last_run_host_nodes_ms;
+      if (stage->last_run_device_ms > 0) row["segments_device_ms"] = stage->last_run_device_ms;
     }
     // Kernels only, without the input/output copies: how on-device peers (torch's CUDA events) time.
     if (!device_times.empty()) row["device_median_ms"] = device_times[device_times.size() / 2];

@@ -22,6 +22,10 @@ namespace lockstep::dynamic {
 
 namespace {
 
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
 // One specialised segment and what the run does around it.
 struct Entry {
   std::unique_ptr<Executable> exe;           // null when the segment has nothing left to compute
@@ -112,6 +116,7 @@ class DynamicExecutable final : public Executable {
     stats_.last_run_segments = stats_.last_run_host_nodes = stats_.last_run_misses = 0;
     stats_.last_run_compile_ms = 0;
     stats_.last_run_bytes_in = stats_.last_run_bytes_out = 0;
+    stats_.last_run_segments_ms = stats_.last_run_host_nodes_ms = stats_.last_run_device_ms = 0;
     for (int guard = 0;; ++guard) {
       if (guard > static_cast<int>(source_.nodes.size()) + 1)
         throw Error(ErrorCode::Internal, "run-time shapes: the segments do not finish the graph");
@@ -228,9 +233,6 @@ class DynamicExecutable final : public Executable {
     }
     auto t_probe = std::chrono::steady_clock::now();
     ProbeResult pr = probe(g, known, cap_);
-    auto ms_since = [](std::chrono::steady_clock::time_point t) {
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-    };
     const double probe_ms = ms_since(t_probe);
 
     auto entry = std::make_shared<Entry>();
@@ -383,7 +385,10 @@ class DynamicExecutable final : public Executable {
         in.push_back(env_[static_cast<size_t>(v)]);
         stats_.last_run_bytes_in += in.back().nbytes();
       }
+      const auto t0 = std::chrono::steady_clock::now();
       std::vector<Tensor> out = entry.exe->run(in, run_options);
+      stats_.last_run_segments_ms += ms_since(t0);
+      if (auto d = entry.exe->last_device_ms()) stats_.last_run_device_ms += *d;
       for (const Tensor& t : out) stats_.last_run_bytes_out += t.nbytes();
       for (size_t o = 0; o < entry.outputs.size(); ++o) {
         Tensor& t = out.at(o);
@@ -393,6 +398,7 @@ class DynamicExecutable final : public Executable {
       }
       ++stats_.last_run_segments;
     }
+    const auto t_host = std::chrono::steady_clock::now();
     for (int n : entry.host_nodes) {
       const ir::Node& node = source_.nodes[static_cast<size_t>(n)];
       std::vector<Tensor> args;
@@ -407,6 +413,7 @@ class DynamicExecutable final : public Executable {
       }
       ++stats_.last_run_host_nodes;
     }
+    stats_.last_run_host_nodes_ms += ms_since(t_host);
   }
 
   ir::Graph source_;

@@ -36,6 +36,11 @@ struct Stats {
   // synchronisation (docs/dynamic-shapes.md "What crosses to the host").
   int64_t last_run_bytes_in = 0;
   int64_t last_run_bytes_out = 0;
+  // Where the last run's time went: inside the segments' Executable::run (copies, kernels and
+  // the synchronisation included) and in the host nodes; the rest is keys, lookups and copies.
+  double last_run_segments_ms = 0;
+  double last_run_host_nodes_ms = 0;
+  double last_run_device_ms = 0;  // the segments' kernels alone, where the backend times them (cuda)
   double last_run_compile_ms = 0;  // time the last run spent specialising and compiling
   int cached_entries = 0;
   int64_t cached_bytes = 0;

@@ -92,10 +92,24 @@ TEST(VulkanMath, ErfAndSoftplusWithinTheStatedBound) {
     EXPECT_LE(worst_abs, kErfAbs);
     EXPECT_LE(worst_ulps, kErfUlps);
   }
+  // The bound holds where the result is normal; a subnormal result (x below -87.34) may be
+  // flushed to zero by a driver that flushes denormals (NVIDIA's does), else it keeps the bound.
   const Tensor x = sweep(-100.0f, 60.0f, n, 13);
+  const Tensor y = run_unary(Op::Softplus, x);
+  double worst = 0;
   float at = 0;
-  const double worst = max_ulps(x, run_unary(Op::Softplus, x), [](double v) { return std::log1p(std::exp(v)); }, &at);
-  std::printf("[ vulkan   ] Softplus: max %.3f ulp (at %.9g) over %d values\n", worst, at, n);
+  int flushed = 0;
+  for (int i = 0; i < n; ++i) {
+    const double want = std::log1p(std::exp(static_cast<double>(x.data<float>()[i])));
+    const float got = y.data<float>()[i];
+    if (want < std::numeric_limits<float>::min() && got == 0.0f) {
+      ++flushed;
+      continue;
+    }
+    if (const double e = ulps(got, want); e > worst) worst = e, at = x.data<float>()[i];
+  }
+  std::printf("[ vulkan   ] Softplus: max %.3f ulp (at %.9g) over %d values, %d subnormal results flushed to 0\n",
+              worst, at, n, flushed);
   EXPECT_LE(worst, kSoftplusUlps);
 }
 

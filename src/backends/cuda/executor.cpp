@@ -1,11 +1,13 @@
 #include "backends/cuda/executor.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
 #include "backends/cuda/families.h"
 #include "backends/cuda/handle_pool.h"
+#include "core/phase_clock.h"
 #include "backends/cuda/testing.h"
 #include "ir/infer_rules.h"
 
@@ -79,14 +81,25 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     profile_ = prof && *prof && *prof != '0';
     host_times_ = env_is("LOCKSTEP_CUDA_HOST_TIMES", "1");
     pinned_outputs_ = !env_is("LOCKSTEP_CUDA_PINNED_OUTPUTS", "0");
+    // LOCKSTEP_CUDA_COMPILE_TIMES=1: one stderr line per executable with each compile phase's ms
+    // (and the first run's graph capture), to see what a new shape costs (docs/cuda.md).
+    compile_times_ = env_is("LOCKSTEP_CUDA_COMPILE_TIMES", "1");
+    PhaseClock phases(compile_times_);
     record_programs();
+    phases.mark("programs");
     replan();
     lay_out();
+    phases.mark("layout");
     take_views();
     absorb_consumers();
     fuse_prologues();
+    phases.mark("views+fusions");
     upload_constants();
+    phases.mark("constants");
     check_cublas(cublasSetWorkspace(ctx_->cublas, ctx_->workspace_, ctx_->workspace_bytes()), "set workspace");
+    if (compile_times_)
+      std::fprintf(stderr, "lockstep cuda compile: %zu nodes, %s, arena %zu bytes\n", graph_.nodes.size(),
+                   phases.str().c_str(), arena_bytes_);
   } catch (...) {
     free_all();
     throw;
@@ -383,6 +396,7 @@ void CudaExecutable::copy_outputs_pinned() {
 
 void CudaExecutable::run_graph() {
   if (!graph_exec_) {
+    PhaseClock capture(compile_times_);
     // Captured once: input copies from pinned staging, every launch, and (pinned outputs off) the
     // output copies to staging; copy_outputs_pinned() otherwise copies after the graph.
     if (!kernels_begin_) check_cuda(cudaEventCreate(&kernels_begin_), "timing event");
@@ -416,6 +430,10 @@ void CudaExecutable::run_graph() {
     }
     check_cuda(cudaStreamEndCapture(stream_, &cuda_graph_), "end graph capture");
     check_cuda(cudaGraphInstantiate(&graph_exec_, cuda_graph_, 0), "instantiate graph");
+    if (compile_times_) {
+      capture.mark("capture+instantiate");
+      std::fprintf(stderr, "lockstep cuda first run: %s\n", capture.str().c_str());
+    }
   }
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();

@@ -126,6 +126,7 @@ class CudaExecutable final : public Executable {
   // the wait, the output copies) and, from event nodes, its input copies, kernels and output
   // copies; the medians go to stderr when the Executable is destroyed.
   bool host_times_ = false;
+  bool compile_times_ = false;  // LOCKSTEP_CUDA_COMPILE_TIMES=1
   std::vector<std::array<double, 7>> host_samples_;
   cudaEvent_t graph_begin_ = nullptr, graph_end_ = nullptr;
 
