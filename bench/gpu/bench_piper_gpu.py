@@ -7,7 +7,8 @@ sentences of about 1, 4 and 12 seconds of audio, in one run. Prints JSON rows, t
 the real-time factors, the first call of a new length against a cached one, rel L2 against the
 float64 PyTorch model and peak GPU memory.
 Usage: bench_piper_gpu.py --bin DIR (lockstep_bench) --piper-src DIR (holds piper/train/vits) --work DIR
-Environment: RUNS (20), SECONDS (1,4,12), COMPILE (1: also torch.compile), COMPILE_MODES (default)."""
+Environment: RUNS (20), SECONDS (1,4,12), COMPILE (1: also torch.compile), COMPILE_MODES (default),
+BACKENDS (cuda: also e.g. cuda,vulkan, a table per extra backend)."""
 import argparse, json, os, subprocess, sys, time
 
 SAMPLE_RATE = 22050
@@ -159,13 +160,15 @@ def main():
                 out[mode] = dict(error=str(e)[:300])
             log(json.dumps(dict(sentence=r["k"], peer=f"torch-compile {mode}", **out[mode])))
         files = lambda d: [f"{d}/{x}.npy" for x in ("input", "input_lengths", "scales")]
-        cmd = [os.path.join(a.bin, "lockstep_bench"), onnx_path, "--backend", "cuda", "--warmup", "0",
-               "--runs", str(runs), "--inputs", *files(r["dir"]), "--prime", *files(rows[(r["k"] + 1) % len(rows)]["dir"]),
-               "--ref", f"{r['dir']}/ref64.npy"]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=400)
-        ls = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else dict(error=p.stderr[-400:])
-        out["lockstep"] = ls
-        log(json.dumps(dict(sentence=r["k"], peer="lockstep-cuda", **ls)))
+        for backend in os.environ.get("BACKENDS", "cuda").split(","):
+            cmd = [os.path.join(a.bin, "lockstep_bench"), onnx_path, "--backend", backend, "--warmup", "0",
+                   "--runs", str(runs if backend == "cuda" else 3), "--inputs", *files(r["dir"]),
+                   "--prime", *files(rows[(r["k"] + 1) % len(rows)]["dir"]), "--ref", f"{r['dir']}/ref64.npy"]
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=400)
+            ls = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else dict(error=p.stderr[-400:])
+            ls["same_length"] = ls.get("output_shape", [0])[-1] == r["samples"]
+            out["lockstep" if backend == "cuda" else f"lockstep-{backend}"] = ls
+            log(json.dumps(dict(sentence=r["k"], peer=f"lockstep-{backend}", **ls)))
         table.append((r, out))
     log("")
     log(f"Piper medium architecture, batch 1, fp32 strict, scales (0,1,0), median of {runs}; "
@@ -184,6 +187,22 @@ def main():
             f"{f(e['ms'] / lms if lms else None, 2)} | {f(best / audio_ms if best else None, 4)} | "
             f"{f(best / lms if best and lms else None, 2)} | {f(e['first_ms'], 1)} | {f(ls.get('first_run_ms'), 1)} | "
             f"{f(ls.get('rel_l2'), 8)} / {f(e.get('rel_l2'), 8)} | {f(e['peak_mb'], 0)} |")
+
+
+    others = sorted({k for _, out in table for k in out if k.startswith("lockstep-")})
+    for k in others:
+        log("")
+        log(f"{k}: the same sentences (median of 3, host wall clock), against float64 PyTorch")
+        log("| phonemes | audio s | ms | RTF | rel L2 | torch's length | first call ms |")
+        log("|---|---|---|---|---|---|---|")
+        for r, out in table:
+            v = out.get(k, {})
+            audio_ms = r["samples"] / SAMPLE_RATE * 1e3
+            if "median_ms" not in v:
+                log(f"| {r['phonemes']} | {audio_ms / 1e3:.2f} | {v.get('error', '?')[:80]} | | | | |")
+                continue
+            log(f"| {r['phonemes']} | {audio_ms / 1e3:.2f} | {v['median_ms']:.2f} | {v['median_ms'] / audio_ms:.4f} | "
+                f"{v.get('rel_l2', float('nan')):.2e} | {v['same_length']} | {v['first_run_ms']:.1f} |")
 
 
 if __name__ == "__main__":

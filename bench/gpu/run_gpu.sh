@@ -118,9 +118,9 @@ piper)
     --work /tmp/gpurun/piper 2>&1 | grep --line-buffered -v -i "deprecat\|torch.onnx.export\|warn" | tee "$OUT/piper.log"
   # Where a new length's first call goes: the stage's trace (probe, pipeline, cuda compile per segment).
   S=/tmp/gpurun/piper
-  [ -f $S/piper_medium.onnx ] && LOCKSTEP_TRACE_SHAPES=1 timeout 60 "$BIN/lockstep_bench" $S/piper_medium.onnx --backend cuda \
+  [ -f $S/piper_medium.onnx ] && LOCKSTEP_TRACE_SHAPES=1 LOCKSTEP_CUDA_COMPILE_TIMES=1 timeout 60 "$BIN/lockstep_bench" $S/piper_medium.onnx --backend cuda \
     --runs 3 --warmup 0 --inputs $S/s1/input.npy $S/s1/input_lengths.npy $S/s1/scales.npy \
-    --prime $S/s0/input.npy $S/s0/input_lengths.npy $S/s0/scales.npy 2>&1 | tail -40 | tee "$OUT/trace.log"
+    --prime $S/s0/input.npy $S/s0/input_lengths.npy $S/s0/scales.npy 2>&1 | tail -90 | tee "$OUT/trace.log"
   # CHURN calls of random lengths (5-200 phonemes) on that voice: resident host memory every tenth,
   # the segment cache at the end, GPU memory in use sampled by nvidia-smi meanwhile.
   S=/tmp/gpurun/piper
