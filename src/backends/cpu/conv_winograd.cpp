@@ -95,7 +95,7 @@ Winograd1d::Winograd1d(const Winograd1dShape& shape, const float* weights, const
   key += bias ? sha256_of_constant(bias, static_cast<size_t>(co) * sizeof(float)) : std::string("-");
   key += "/" + std::to_string(ci) + "/" + std::to_string(co) + "/" + std::to_string(s_.k) + "/" + std::to_string(m) +
          "/" + std::to_string(width) + "/" + isa_name();
-  w_ = shared_weights<Transformed>(key, [&] {
+  w_ = shared_by_key<Transformed>(key, [&] {
     auto t = std::make_shared<Transformed>();
     for (int q = 0; q < points_; ++q) t->u[q].assign(static_cast<size_t>(panels_ * k_[q] * width), 0.0f);
     const int inf = points_ - 1;

@@ -1,8 +1,6 @@
 #include "backends/cpu/shared_weights.h"
 
 #include <cstdlib>
-#include <mutex>
-#include <unordered_map>
 
 #include "core/hash.h"
 #include "lockstep/error.h"
@@ -37,27 +35,9 @@ SharedOnednnWeights shared_onednn_weights(const std::string& key, const dnnl::me
     stream.wait();
     return made;
   };
-  std::shared_ptr<const SharedBytes> bytes = shared_weights<SharedBytes>(full, prepare);
+  std::shared_ptr<const SharedBytes> bytes = shared_by_key<SharedBytes>(full, prepare);
   if (!(bytes->desc == desc)) bytes = prepare();  // same key, another layout: a private copy
   return {dnnl::memory(desc, engine, bytes->data), bytes};
 }
 
 }  // namespace lockstep::cpu
-
-namespace lockstep::cpu::detail {
-
-std::shared_ptr<const void> shared_weights(const std::string& key,
-                                           const std::function<std::shared_ptr<const void>()>& make) {
-  static std::mutex mutex;
-  static std::unordered_map<std::string, std::weak_ptr<const void>> alive;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = alive.find(key); it != alive.end())
-    if (auto p = it->second.lock()) return p;
-  if (alive.size() > 4096)  // drop expired keys now and then
-    for (auto it = alive.begin(); it != alive.end();) it = it->second.expired() ? alive.erase(it) : std::next(it);
-  std::shared_ptr<const void> made = make();
-  alive[key] = made;
-  return made;
-}
-
-}  // namespace lockstep::cpu::detail

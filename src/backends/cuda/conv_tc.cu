@@ -17,6 +17,8 @@
 #include "backends/cuda/conv_wgmma.h"
 #include "backends/cuda/ew_ops.h"
 #include "backends/cuda/families.h"
+#include "core/hash.h"
+#include "core/shared_by_key.h"
 #include "ir/infer_rules.h"
 
 namespace lockstep::cuda {
@@ -310,26 +312,37 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
       cluster ? 0 : tc::split_partial_floats(n, cout, base.t_out, base.splits, base.split_planes) * sizeof(float);
   ctx.need_workspace(partial_bytes);
   check_cuda(hopper ? wg::prepare(optin) : tc::prepare(optin), "tensor-core conv shared memory opt-in", node.name);
-  // Split once here: weights are constants (float32 on the device, as cuDNN would read them).
-  const Tensor wf = wv.constant.dtype() == DType::Float32 ? wv.constant : wv.constant.to(DType::Float32);
-  std::vector<float> w = virtual_weights(node, v, wf.data<float>());
   if (cluster) {
     base.cout = gate_cluster_cout(gp.len);
-    w = gate_cluster_weights(w, gp, cin, ks);
     gate_clusters.fetch_add(1);
   }
-  // tf32: the weights rounded to TF32 (their lo parts zero), the activations still split: about
-  // the weights' rounding error, and no separate kernel (a mode flag in the loop cost registers).
-  if (tf32)
-    for (float& x : w) {
-      float h, l;
-      tc::split_tf32_host(x, h, l);
-      x = h;
-    }
-  std::vector<float> host(hopper ? wg::weight_floats(cin, cout, ks) : tc::split_weight_floats(cin, base.cout, ks), 0.0f);
-  if (hopper) wg::split_weights_host(w.data(), cout, cin, ks, host.data());
-  else tc::split_weights_host(w.data(), base.cout, cin, ks, host.data());
-  const std::shared_ptr<DeviceFloats> split = upload_floats(host, "split conv weights", node.name);
+  // Split once per process: the weights are constants, and every executable that splits the same
+  // constant the same way (a voice's segment at another length, say) shares the device copy
+  // (core/shared_by_key.h). The key holds everything the split below reads.
+  const Tensor& wc = wv.constant;
+  const std::string key = sha256_of_constant(wc.raw(), wc.nbytes()) + "|" + dtype_name(wc.dtype()) + "|" +
+                          ir::op_name(node.op) + "|v" + std::to_string(v.cout) + "," + std::to_string(v.cin) + "," +
+                          std::to_string(v.ks) + "," + std::to_string(v.shuffle) + "|cl" + std::to_string(cluster) + "," +
+                          std::to_string(gp.a) + "," + std::to_string(gp.b) + "," + std::to_string(gp.len) + "|tf32 " +
+                          std::to_string(tf32) + "|hopper " + std::to_string(hopper) + "|" + std::to_string(base.cout) + "," +
+                          std::to_string(cin) + "," + std::to_string(cout) + "," + std::to_string(ks);
+  const std::shared_ptr<const DeviceFloats> split = shared_by_key<DeviceFloats>(key, [&] {
+    const Tensor wf = wc.dtype() == DType::Float32 ? wc : wc.to(DType::Float32);
+    std::vector<float> w = virtual_weights(node, v, wf.data<float>());
+    if (cluster) w = gate_cluster_weights(w, gp, cin, ks);
+    // tf32: the weights rounded to TF32 (their lo parts zero), the activations still split: about
+    // the weights' rounding error, and no separate kernel (a mode flag in the loop cost registers).
+    if (tf32)
+      for (float& x : w) {
+        float h, l;
+        tc::split_tf32_host(x, h, l);
+        x = h;
+      }
+    std::vector<float> host(hopper ? wg::weight_floats(cin, cout, ks) : tc::split_weight_floats(cin, base.cout, ks), 0.0f);
+    if (hopper) wg::split_weights_host(w.data(), cout, cin, ks, host.data());
+    else tc::split_weights_host(w.data(), base.cout, cin, ks, host.data());
+    return upload_floats(host, "split conv weights", node.name);
+  });
   base.wp = split->ptr;
   const ir::ValueId x = node.inputs[0], y = node.outputs[0];
   const ir::ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : ir::kNoValue;
