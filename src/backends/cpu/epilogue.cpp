@@ -72,7 +72,7 @@ float apply_binary(Op op, float a, float b) {
     case Op::Sub: return a - b;
     case Op::Mul: return a * b;
     case Op::Div: return a / b;
-    case Op::Pow: return std::pow(a, b);
+    case Op::Pow: return b == 2.0f ? a * a : std::pow(a, b);  // as binary_loop's x^2 below
     default: throw Error(ErrorCode::Internal, std::string("cpu: not a binary op: ") + ir::op_name(op));
   }
 }
@@ -125,6 +125,12 @@ void unary_inplace(Op op, float alpha, float* acc, int64_t n) { unary_to(op, alp
     case Op::Mul: LOCKSTEP_BINARY_LOOP(x * y); return;
     case Op::Div: LOCKSTEP_BINARY_LOOP(x / y); return;
     case Op::Pow:
+      // x^2 (layer norms' variance): x * x is the correctly rounded square, as the reference's
+      // double pow rounded once; powf is a call per element and only within an ulp.
+      if (bs == 0 && b[0] == 2.0f) {
+        _Pragma("omp simd") for (int64_t j = 0; j < n; ++j) out[j] = a[j * as] * a[j * as];
+        return;
+      }
       for (int64_t j = 0; j < n; ++j) out[j] = std::pow(a[j * as], b[j * bs]);
       return;
     default: apply_binary(op, 0, 0);  // throws
