@@ -78,7 +78,23 @@ __global__ void reduce_serial_kernel(ReduceParams p) {
        o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const T* x = static_cast<const T*>(p.in) + offset_of(o, p.kept_rank, p.kept_dims, p.kept_strides);
     Acc<T> a = reduce_init<T>(p.code);
-    for (int64_t k = 0; k < p.count; ++k) a = reduce_step(p.code, a, static_cast<Acc<T>>(x[offset_of(k, p.red_rank, p.red_dims, p.red_strides)]));
+    // Index order as offset_of gives it (last dim fastest), stepped like an odometer: no 64-bit
+    // division per element (those made a layer norm's 192-channel mean ~56 us on the H200).
+    if (p.red_rank == 1) {
+      const int64_t stride = p.red_strides[0];
+      for (int64_t k = 0; k < p.count; ++k) a = reduce_step(p.code, a, static_cast<Acc<T>>(x[k * stride]));
+    } else {
+      int64_t idx[kMaxRank] = {}, off = 0;
+      for (int64_t k = 0; k < p.count; ++k) {
+        a = reduce_step(p.code, a, static_cast<Acc<T>>(x[off]));
+        for (int d = p.red_rank - 1; d >= 0; --d) {
+          off += p.red_strides[d];
+          if (++idx[d] < p.red_dims[d]) break;
+          off -= p.red_strides[d] * p.red_dims[d];
+          idx[d] = 0;
+        }
+      }
+    }
     static_cast<T*>(p.out)[o] = reduce_finish<T>(p, a);
   }
 }
