@@ -31,7 +31,9 @@ class VulkanBackend final : public Backend {
 
   std::optional<std::string> unsupported_reason(const ir::Graph& graph, const ir::Node& node) const override {
     if (ir::has_data_dependent_shape(node.op)) return std::string("data-dependent output shape: runs in the run-time shape stage");
-    const bool moves = is_data_movement(node.op);
+    // Data movement, indexing and the typed kernels check their own element types.
+    const bool moves = is_data_movement(node.op) || is_indexing(node.op) || is_typed_elementwise(graph, node) ||
+                       is_reduce(node.op) || ir::is_random(node.op);
     for (size_t i = 0; i < node.inputs.size(); ++i)
       if (!ir::is_parameter_input(node.op, i))
         if (auto r = value_unsupported(graph, node.inputs[i], moves)) return r;
@@ -40,14 +42,22 @@ class VulkanBackend final : public Backend {
     for (const auto& step : node.epilogue) {
       if (auto r = epilogue_step_unsupported(step.op)) return "epilogue step " + *r;
       if (auto r = value_unsupported(graph, step.operand, false)) return r;
+      if (step.op == ir::Op::Pow)
+        if (auto r = pow_exponent_unsupported(graph, step.operand)) return "epilogue step " + *r;
     }
+    Device* dev = device();
+    const bool int64 = dev && dev->int64, float64 = dev && dev->float64;
     switch (node.op) {
       case ir::Op::Conv: case ir::Op::ConvTranspose:
         return conv_unsupported(graph, node);
       case ir::Op::MatMul: case ir::Op::Gemm: case ir::Op::Softmax:
         return matmul_unsupported(graph, node);
       default:
-        if (moves) return data_movement_unsupported(graph, node);
+        if (ir::is_random(node.op)) return random_unsupported(graph, node, float64);
+        if (is_reduce(node.op)) return reduce_unsupported(graph, node, int64);
+        if (is_indexing(node.op)) return indexing_unsupported(graph, node);
+        if (is_typed_elementwise(graph, node)) return typed_elementwise_unsupported(graph, node, int64);
+        if (is_data_movement(node.op)) return data_movement_unsupported(graph, node);
         return elementwise_unsupported(graph, node);
     }
   }

@@ -1,0 +1,201 @@
+// The int/bool, reduction, indexing and random kernels of the vulkan backend (logical.cpp,
+// reduce.cpp, indexing.cpp, random.cpp) against the float64 reference (integers and bools
+// exactly, floats with the named bars of vulkan_test_util.h), each also in safe mode; the random
+// ops bit for bit against the cpu.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "backends/cpu/backend.h"
+#include "vulkan/vulkan_test_util.h"
+
+namespace lockstep::vulkan_test {
+namespace {
+
+using ir::Op;
+
+ir::Attributes attrs(std::initializer_list<std::pair<std::string, ir::Attribute>> list) {
+  ir::Attributes a;
+  for (auto& [k, v] : list) a.set(k, v);
+  return a;
+}
+Tensor rnd(Shape s, uint32_t seed, DType t = DType::Float32, float lo = -1, float hi = 1) { return random_tensor(std::move(s), seed, t, lo, hi); }
+Tensor i64(Shape s, std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(std::move(s), v); }
+Tensor i32(Shape s, std::vector<int32_t> v) { return Tensor::from_vector<int32_t>(std::move(s), v); }
+// Integral floats in [-3, 3]: comparisons see equal pairs.
+Tensor coarse(Shape s, uint32_t seed) {
+  Tensor t = rnd(std::move(s), seed, DType::Float32, -3.5f, 3.5f);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = std::round(t.data<float>()[i]);
+  return t;
+}
+
+void check(Op op, const std::vector<In>& in, ir::Attributes a = {}, const std::string& what = "", int64_t terms = 1) {
+  SCOPED_TRACE(std::string(ir::op_name(op)) + " " + what);
+  const ir::Graph g = node_graph(op, in, std::move(a));
+  const auto reason = vulkan::backend().unsupported_reason(g, g.nodes[0]);
+  ASSERT_FALSE(reason) << *reason;
+  expect_vulkan_matches_reference(g, runtime_inputs(in), terms, what);
+}
+
+TEST(VulkanTypedOps, CastBetweenEveryType) {
+  LOCKSTEP_REQUIRE_VULKAN();
+  Tensor f = Tensor::from_vector<float>({8}, {-2.7f, -0.5f, 0.0f, 0.4f, 1.0f, 2.5f, 3e9f, -1e-3f});
+  Tensor big = i64({4}, {int64_t{1} << 40, -(int64_t{1} << 33) - 7, 123456789012345, -1});
+  const std::vector<std::pair<std::string, Tensor>> sources = {
+      {"float", f}, {"int32", rnd({3, 5}, 1, DType::Int32)}, {"int64", big}, {"bool", rnd({7}, 2, DType::Bool)}};
+  for (const auto& [name, t] : sources)
+    for (int64_t to : {1, 6, 7, 9}) {
+      if (name == "float" && to != 1 && to != 9) {  // float -> int: only values in range
+        check(Op::Cast, {{Tensor::from_vector<float>({5}, {-2.7f, -0.5f, 0.0f, 2.5f, 1e6f}), true}}, attrs({{"to", to}}), name);
+        continue;
+      }
+      check(Op::Cast, {{t, true}}, attrs({{"to", to}}), name + " to " + std::to_string(to));
+    }
+}
+
+TEST(VulkanTypedOps, ComparisonsAndLogic) {
+  LOCKSTEP_REQUIRE_VULKAN();
+  Tensor nan = Tensor::from_vector<float>({4}, {std::numeric_limits<float>::quiet_NaN(), 1.0f, 2.0f, -0.0f});
+  Tensor nan_b = Tensor::from_vector<float>({4}, {1.0f, std::numeric_limits<float>::quiet_NaN(), 2.0f, 0.0f});
+  for (Op op : {Op::Equal, Op::Less, Op::LessOrEqual, Op::Greater, Op::GreaterOrEqual}) {
+    check(op, {{coarse({2, 3, 4}, 1), true}, {coarse({3, 1}, 2), true}}, {}, "float broadcast");
+    check(op, {{nan, true}, {nan_b, true}}, {}, "NaN and signed zero");
+    check(op, {{rnd({4, 5}, 3, DType::Int32), true}, {rnd({5}, 4, DType::Int32), false}}, {}, "int32");
+    check(op, {{i64({3}, {int64_t{1} << 40, -5, (int64_t{1} << 40) + 1}), true}, {i64({1}, {(int64_t{1} << 40) + 1}), true}}, {},
+          "int64 past 2^32");
+  }
+  check(Op::Equal, {{rnd({6}, 5, DType::Bool), true}, {rnd({6}, 6, DType::Bool), true}}, {}, "bool");
+  for (Op op : {Op::And, Op::Or, Op::Xor})
+    check(op, {{rnd({2, 1, 5}, 7, DType::Bool), true}, {rnd({3, 1}, 8, DType::Bool), true}}, {}, "broadcast");
+  check(Op::Not, {{rnd({9}, 9, DType::Bool), true}});
+}
+
+TEST(VulkanTypedOps, WhereOverEveryTypeWithThreeWayBroadcast) {
+  LOCKSTEP_REQUIRE_VULKAN();
+  Tensor cond = rnd({2, 1, 4}, 1, DType::Bool);
+  check(Op::Where, {{cond, true}, {rnd({3, 1}, 2), true}, {rnd({4}, 3), true}}, {}, "float");
+  check(Op::Where, {{cond, true}, {i64({1}, {int64_t{1} << 42}), false}, {rnd({3, 4}, 4, DType::Int64), true}}, {}, "int64");
+  check(Op::Where, {{cond, true}, {rnd({3, 4}, 5, DType::Int32), true}, {rnd({4}, 6, DType::Int32), true}}, {}, "int32");
+  check(Op::Where, {{cond, true}, {rnd({3, 4}, 7, DType::Bool), true}, {rnd({1}, 8, DType::Bool), true}}, {}, "bool");
+}
+
+TEST(VulkanTypedOps, IntegerArithmetic) {
+  LOCKSTEP_REQUIRE_VULKAN();
+  for (DType t : {DType::Int32, DType::Int64}) {
+    const std::string name = dtype_name(t);
+    for (Op op : {Op::Add, Op::Sub, Op::Mul})
+      check(op, {{rnd({3, 4}, 1, t, -1000, 1000), true}, {rnd({4}, 2, t, -1000, 1000), true}}, {}, name);
+    Tensor den = rnd({3, 4}, 3, t, 1, 30);  // no zeros
+    check(Op::Div, {{rnd({3, 4}, 4, t, -1000, 1000), true}, {den, true}}, {}, name + " truncating");
+    for (Op op : {Op::Neg, Op::Abs, Op::Relu}) check(op, {{rnd({11}, 5, t, -50, 50), true}}, {}, name);
+  }
+  check(Op::Mul, {{i64({2}, {int64_t{1} << 31, -(int64_t{3} << 30)}), true}, {i64({1}, {12345}), false}}, {}, "int64 past 2^32");
+}
+
+TEST(VulkanTypedOps, PowWithConstantExponents) {
+  LOCKSTEP_REQUIRE_VULKAN();
+  for (float y : {2.0f, 3.0f, 0.5f, -2.0f, 0.0f, 1.0f, 7.0f})
+    check(Op::Pow, {{rnd({4, 33}, 1, DType::Float32, y == 0.5f ? 0.0f : -2.0f, 2.0f), true},
+                    {Tensor::from_vector<float>({1}, {y}), false}},
+          {}, "exponent " + std::to_string(y));
+  check(Op::Pow, {{rnd({2, 3}, 2, DType::Float32, 0.5f, 2.0f), true}, {Tensor::from_vector<float>({3}, {1.0f, 2.0f, 3.0f}), false}}, {},
+        "broadcast exponent");
+  // Refused with the reason: a run-time or a fractional exponent.
+  const ir::Graph run_time = node_graph(Op::Pow, {{rnd({3}, 3), true}, {rnd({3}, 4), true}});
+  EXPECT_NE(vulkan::backend().unsupported_reason(run_time, run_time.nodes[0]).value_or("").find("run-time exponent"), std::string::npos);
+  const ir::Graph frac = node_graph(Op::Pow, {{rnd({3}, 3), true}, {Tensor::from_vector<float>({1}, {1.5f}), false}});
+  EXPECT_NE(vulkan::backend().unsupported_reason(frac, frac.nodes[0]).value_or("").find("exponent 1.5"), std::string::npos);
+}
+
+TEST(VulkanTypedOps, Reductions) {
+  LOCKSTEP_REQUIRE_VULKAN();
+  const Shape x{2, 3, 5, 4};
+  const std::vector<std::vector<int64_t>> axes_sets = {{1}, {-1}, {0, 2}, {1, 3}, {0, 1, 2, 3}};
+  for (Op op : {Op::ReduceSum, Op::ReduceMean, Op::ReduceMax, Op::ReduceMin})
+    for (const auto& axes : axes_sets)
+      for (int64_t keep : {0, 1}) {
+        const int64_t terms = op == Op::ReduceSum || op == Op::ReduceMean ? 120 : 1;
+        check(op, {{rnd(x, 1), true}, {i64({static_cast<int64_t>(axes.size())}, axes), false}}, attrs({{"keepdims", keep}}),
+              "axes " + std::to_string(axes.size()) + " keep " + std::to_string(keep), terms);
+        check(op, {{rnd(x, 2, DType::Int64, -100, 100), true}, {i64({static_cast<int64_t>(axes.size())}, axes), false}},
+              attrs({{"keepdims", keep}}), "int64");
+      }
+  check(Op::ReduceSum, {{rnd({3, 4}, 3), true}}, {}, "no axes: every dim", 12);
+  check(Op::ReduceMean, {{rnd({1, 192, 70}, 4), true}, {i64({1}, {1}), false}}, {}, "the voice's LayerNorm mean", 192);
+  check(Op::ReduceSum, {{rnd({1, 16384}, 5, DType::Float32, 0, 1), true}, {i64({1}, {1}), false}}, {}, "16384 terms (compensated)",
+        16384);
+  // Past llvmpipe's loop limit: refused with the reason, not silently cut short.
+  const ir::Graph longer = node_graph(Op::ReduceSum, {{rnd({1, 16385}, 5), true}, {i64({1}, {1}), false}});
+  EXPECT_NE(vulkan::backend().unsupported_reason(longer, longer.nodes[0]).value_or("").find("loop limit"), std::string::npos);
+  Tensor nan = rnd({2, 6}, 6);
+  nan.data<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+  check(Op::ReduceMax, {{nan, true}, {i64({1}, {1}), false}}, {}, "NaN propagates");
+}
+
+TEST(VulkanTypedOps, CumSum) {
+  LOCKSTEP_REQUIRE_VULKAN();
+  for (int64_t exclusive : {0, 1})
+    for (int64_t reverse : {0, 1})
+      for (int64_t axis : {0, 1, -1}) {
+        const std::string what = "axis " + std::to_string(axis) + " exclusive " + std::to_string(exclusive) + " reverse " + std::to_string(reverse);
+        check(Op::CumSum, {{rnd({3, 40, 5}, 1), true}, {i64({}, {axis}), false}}, attrs({{"exclusive", exclusive}, {"reverse", reverse}}),
+              what, 40);
+        check(Op::CumSum, {{rnd({3, 40, 5}, 2, DType::Int64, -1000, 1000), true}, {i64({}, {axis}), false}},
+              attrs({{"exclusive", exclusive}, {"reverse", reverse}}), what + " int64");
+      }
+}
+
+TEST(VulkanTypedOps, GatherFamilies) {
+  LOCKSTEP_REQUIRE_VULKAN();
+  for (DType t : {DType::Float32, DType::Int64, DType::Int32, DType::Bool}) {
+    const std::string name = dtype_name(t);
+    Tensor data = rnd({4, 5, 3}, 1, t, -100, 100);
+    check(Op::Gather, {{data, true}, {i64({2, 3}, {0, -1, 3, 2, 2, -4}), false}}, attrs({{"axis", int64_t{0}}}), name + " axis 0");
+    check(Op::Gather, {{data, true}, {i32({4}, {4, 0, -2, 1}), true}}, attrs({{"axis", int64_t{1}}}), name + " axis 1 int32 run-time");
+    check(Op::Gather, {{data, true}, {i64({}, {-1}), false}}, attrs({{"axis", int64_t{2}}}), name + " scalar index");
+    check(Op::GatherElements, {{data, true}, {i64({4, 2, 3}, {0, 4, -1, 2, 3, 1, 0, 0, 0, 4, 4, 4, 1, 2, 3, -5, 2, 1, 3, 3, 3, 0, 1, 2}), true}},
+          attrs({{"axis", int64_t{1}}}), name + " GatherElements axis 1");
+    check(Op::GatherND, {{data, true}, {i64({3, 2}, {0, 1, -1, 4, 2, 2}), true}}, {}, name + " GatherND k=2");
+    check(Op::GatherND, {{data, true}, {i64({4, 1}, {1, 0, 3, 2}), true}}, attrs({{"batch_dims", int64_t{1}}}), name + " GatherND batch_dims 1");
+    check(Op::ScatterND, {{data, true}, {i64({3, 1}, {2, 0, 2}), true}, {rnd({3, 5, 3}, 2, t, -100, 100), true}}, {},
+          name + " ScatterND repeated index: the last wins");
+  }
+  Tensor data = rnd({6, 4}, 3);
+  check(Op::ScatterND, {{data, true}, {i64({4, 2}, {0, 1, 5, 3, 0, 1, 2, 2}), true}, {rnd({4}, 4), true}},
+        attrs({{"reduction", std::string("add")}}), "ScatterND add, repeated");
+  check(Op::ScatterND, {{data, true}, {i64({2, 1}, {1, 1}), true}, {rnd({2, 4}, 5), true}}, attrs({{"reduction", std::string("mul")}}),
+        "ScatterND mul");
+}
+
+// The noise is the cpu's, bit for bit (core/random_math.h's arithmetic in double on the device).
+TEST(VulkanTypedOps, RandomIsBitIdenticalToTheCpu) {
+  LOCKSTEP_REQUIRE_VULKAN();
+  for (Op op : {Op::RandomNormalLike, Op::RandomUniformLike})
+    for (bool seeded : {false, true}) {
+      ir::Attributes a = op == Op::RandomNormalLike ? attrs({{"mean", 0.25f}, {"scale", 1.5f}}) : attrs({{"low", -2.0f}, {"high", 3.0f}});
+      if (seeded) a.set("seed", 11.0f);
+      const std::vector<In> in{{rnd({3, 1 << 18}, 1), true}};  // 786,432 elements
+      const ir::Graph g = node_graph(op, in, a);
+      ASSERT_FALSE(vulkan::backend().unsupported_reason(g, g.nodes[0]));
+      auto vk = vulkan::backend().compile(g, Options{});
+      auto cpu = cpu::backend().compile(g, Options{});
+      for (uint64_t seed : {0ull, 7ull, 123456789ull}) {
+        RunOptions r;
+        r.seed = seed;
+        const Tensor got = vk->run(runtime_inputs(in), r).at(0).clone();
+        const Tensor want = cpu->run(runtime_inputs(in), r).at(0);
+        int64_t differ = 0;
+        for (int64_t i = 0; i < got.numel(); ++i) differ += std::memcmp(&got.data<float>()[i], &want.data<float>()[i], 4) != 0;
+        EXPECT_EQ(differ, 0) << ir::op_name(op) << (seeded ? " seeded" : "") << " run seed " << seed << ": elements differing from the cpu";
+      }
+      Options safe;
+      safe.safe = true;
+      RunOptions r;
+      r.seed = 7;
+      EXPECT_TRUE(same_bits(vulkan::backend().compile(g, safe)->run(runtime_inputs(in), r).at(0), vk->run(runtime_inputs(in), r).at(0)))
+          << "safe mode";
+    }
+}
+
+}  // namespace
+}  // namespace lockstep::vulkan_test
