@@ -34,6 +34,10 @@ class VulkanBackend final : public Backend {
     // Data movement, indexing and the typed kernels check their own element types.
     const bool moves = is_data_movement(node.op) || is_indexing(node.op) || is_typed_elementwise(graph, node) ||
                        is_reduce(node.op) || ir::is_random(node.op);
+    if (node.op == ir::Op::Pow)
+      for (ir::ValueId v : node.inputs)
+        if (v != ir::kNoValue && graph.value(v).dtype != DType::Float32 && graph.value(v).dtype != DType::Float64)
+          return std::string("Pow with ") + dtype_name(graph.value(v).dtype) + " operands is not implemented on vulkan (float32 only)";
     for (size_t i = 0; i < node.inputs.size(); ++i)
       if (!ir::is_parameter_input(node.op, i))
         if (auto r = value_unsupported(graph, node.inputs[i], moves)) return r;
