@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "backends/cpu/backend.h"
+#include "backends/vulkan/program.h"
 #include "vulkan/vulkan_test_util.h"
 
 namespace lockstep::vulkan_test {
@@ -195,6 +196,25 @@ TEST(VulkanTypedOps, RandomIsBitIdenticalToTheCpu) {
       EXPECT_TRUE(same_bits(vulkan::backend().compile(g, safe)->run(runtime_inputs(in), r).at(0), vk->run(runtime_inputs(in), r).at(0)))
           << "safe mode";
     }
+}
+
+// llvmpipe ends a shader's loops after 65535 iterations in all, silently (program.h): every serial
+// walk up to kMaxSerialLoop runs exactly, one past it is refused with the reason.
+TEST(VulkanLoopLimit, SerialWalksRunUpToTheLimitAndAreRefusedPastIt) {
+  LOCKSTEP_REQUIRE_VULKAN();
+  const int64_t k = vulkan::kMaxSerialLoop;
+  check(Op::Conv, {{rnd({1, k / 4, 8}, 1), true}, {rnd({4, k / 4, 4}, 2), false}}, {}, "conv at the limit", k);
+  check(Op::MatMul, {{rnd({2, k}, 3), true}, {rnd({k, 3}, 4), false}}, {}, "matmul at the limit", k);
+  check(Op::Softmax, {{rnd({2, k}, 5), true}}, {}, "softmax at the limit", k);
+  check(Op::CumSum, {{rnd({2, k}, 6), true}, {i64({}, {1}), false}}, {}, "cumsum at the limit", k);
+  const ir::Graph graphs[] = {node_graph(Op::Conv, {{rnd({1, k / 4 + 1, 8}, 1), true}, {rnd({4, k / 4 + 1, 4}, 2), false}}),
+                              node_graph(Op::MatMul, {{rnd({2, k + 1}, 3), true}, {rnd({k + 1, 3}, 4), false}}),
+                              node_graph(Op::Softmax, {{rnd({2, k + 1}, 5), true}}),
+                              node_graph(Op::CumSum, {{rnd({2, k + 1}, 6), true}, {i64({}, {1}), false}}),
+                              node_graph(Op::ReduceMean, {{rnd({2, k + 1}, 7), true}})};
+  for (const ir::Graph& g : graphs)
+    EXPECT_NE(vulkan::backend().unsupported_reason(g, g.nodes[0]).value_or("").find("loop limit"), std::string::npos)
+        << ir::op_name(g.nodes[0].op);
 }
 
 }  // namespace
