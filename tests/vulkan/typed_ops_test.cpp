@@ -168,6 +168,51 @@ TEST(VulkanTypedOps, GatherFamilies) {
         "ScatterND mul");
 }
 
+// Bad values are the cpu's errors, after the run (the device clamps and records the first bad
+// element's position): out-of-range indices of every indexing op, integer division by zero. The
+// executable keeps running good inputs afterwards.
+TEST(VulkanTypedOps, OutOfRangeIndicesAndIntegerDivisionByZeroAreErrors) {
+  LOCKSTEP_REQUIRE_VULKAN();
+  struct Case {
+    Op op;
+    std::vector<In> in;  // input 1 is the run-time value checked
+    Tensor bad;
+    std::string says;
+  };
+  Tensor data = rnd({4, 3}, 1);
+  const std::vector<Case> cases = {
+      {Op::Gather, {{data, true}, {i64({3}, {0, 3, -4}), true}}, i64({3}, {0, 4, -5}), "element 1 of the indices"},
+      {Op::GatherElements, {{data, true}, {i64({2, 3}, {0, 1, 2, 3, -4, 0}), true}}, i64({2, 3}, {0, 1, 2, 3, -9, 0}),
+       "element 4 of the indices"},
+      {Op::GatherND, {{data, true}, {i32({2, 2}, {1, 1, 2, 2}), true}}, i32({2, 2}, {1, 1, 2, 3}), "element 3 of the indices"},
+      {Op::ScatterND, {{data, true}, {i64({2, 1}, {3, 0}), true}, {rnd({2, 3}, 2), false}}, i64({2, 1}, {4, 0}),
+       "element 0 of the indices"},
+      {Op::Div, {{i64({3}, {7, 8, 9}), false}, {i64({3}, {1, 3, 2}), true}}, i64({3}, {1, 0, 2}), "division by zero"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(ir::op_name(c.op));
+    const ir::Graph g = node_graph(c.op, c.in);
+    ASSERT_FALSE(vulkan::backend().unsupported_reason(g, g.nodes[0]));
+    const std::vector<Tensor> good = runtime_inputs(c.in);
+    std::vector<Tensor> bad = good;
+    bad.back() = c.bad;  // input 1 is the last run-time input in every case
+    for (bool safe : {false, true}) {
+      Options o;
+      o.safe = safe;
+      auto exe = vulkan::backend().compile(g, o);
+      try {
+        exe->run(bad);
+        ADD_FAILURE() << "ran with a bad value";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+        EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << e.what();
+        EXPECT_EQ(e.node(), g.nodes[0].name);
+      }
+      cpu_test::expect_outputs_match(exe->run(good), reference::evaluate(g, good), 1, "good inputs after the error", kVulkanRelL2,
+                                     kVulkanAbsPerTerm);
+    }
+  }
+}
+
 // The noise is the cpu's, bit for bit (core/random_math.h's arithmetic in double on the device).
 TEST(VulkanTypedOps, RandomIsBitIdenticalToTheCpu) {
   LOCKSTEP_REQUIRE_VULKAN();

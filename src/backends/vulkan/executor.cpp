@@ -264,6 +264,9 @@ void VulkanExecutable::lay_out() {
   // The 64-bit Philox key of each random node, written into staging by every run (the run's seed).
   for (size_t i = 0; i < graph_.nodes.size(); ++i)
     if (ir::is_random(graph_.nodes[i].op)) key_slots_.push_back({static_cast<int>(i), static_cast<size_t>(add_slot(8))});
+  // The error word of each node that checks its inputs' values (indices, integer divisors).
+  for (size_t i = 0; i < graph_.nodes.size(); ++i)
+    if (checks_values(graph_, graph_.nodes[i])) error_slots_.push_back({static_cast<int>(i), static_cast<size_t>(add_slot(4))});
   if (safe) broken_at_ = static_cast<size_t>(add_slot(sizeof(uint32_t)));
   const size_t arena_bytes = align_up(std::max<size_t>(cursor, 16));
   if (options_.max_memory_bytes > 0 && arena_bytes > static_cast<size_t>(options_.max_memory_bytes))
@@ -287,6 +290,8 @@ void VulkanExecutable::lay_out() {
   }
   keys_staging_ = staging;
   staging = align_up(staging + 8 * key_slots_.size());
+  errors_staging_ = staging;
+  staging = align_up(staging + 4 * error_slots_.size());
   broken_staging_ = staging;  // the canary check's result word (safe mode)
   staging = align_up(staging + sizeof(uint32_t));
   tap_offset_ = staging;
@@ -303,6 +308,7 @@ void VulkanExecutable::lay_out() {
 void VulkanExecutable::record_programs() {
   Context ctx(graph_, value_offset_);
   for (const auto& [node, at] : key_slots_) ctx.set_key_slot(node, static_cast<uint32_t>(at / 4));
+  for (const auto& [node, at] : error_slots_) ctx.set_error_slot(node, static_cast<uint32_t>(at / 4));
   ctx.set_features(dev_->int64, dev_->float64);
   for (int i = 0; i < static_cast<int>(graph_.nodes.size()); ++i) {
     NodeProgram program;
@@ -437,6 +443,7 @@ void VulkanExecutable::record_run() {
   }
   for (size_t k = 0; k < key_slots_.size(); ++k) in.push_back({keys_staging_ + 8 * k, key_slots_[k].second, 8});
   if (!in.empty()) api.vkCmdCopyBuffer(run_cb_, staging_.buffer, arena_.buffer, static_cast<uint32_t>(in.size()), in.data());
+  for (const auto& e : error_slots_) api.vkCmdFillBuffer(run_cb_, arena_.buffer, e.second, 4, 0xffffffffu);
   after_transfer_in(run_cb_);
   api.vkCmdBindDescriptorSets(run_cb_, VK_PIPELINE_BIND_POINT_COMPUTE, dev_->pipeline_layout, 0, 1, &set_, 0, nullptr);
   for (const NodeProgram& program : programs_) record_dispatches(run_cb_, program);
@@ -446,6 +453,7 @@ void VulkanExecutable::record_run() {
     const auto v = static_cast<size_t>(graph_.outputs[i]);
     if (value_bytes_[v]) out.push_back({static_cast<VkDeviceSize>(value_offset_[v]), out_offsets_[i], value_bytes_[v]});
   }
+  for (size_t k = 0; k < error_slots_.size(); ++k) out.push_back({error_slots_[k].second, errors_staging_ + 4 * k, 4});
   if (!out.empty()) api.vkCmdCopyBuffer(run_cb_, arena_.buffer, staging_.buffer, static_cast<uint32_t>(out.size()), out.data());
   before_host_read(run_cb_);
   check_vk(api.vkEndCommandBuffer(run_cb_), "end command buffer");
@@ -468,6 +476,23 @@ void VulkanExecutable::stage_inputs(const std::vector<Tensor>& inputs) {
                                                 ", got " + shape_str(t.shape()));
     const Tensor d = to_device_repr(t);
     std::memcpy(static_cast<std::byte*>(staging_.mapped) + in_offsets_[i], d.raw(), d.nbytes());
+  }
+}
+
+// The first checking node (in run order) whose error word was written: the cpu's error, after the
+// run (the device clamped the bad index or divided by nothing).
+void VulkanExecutable::check_errors() const {
+  for (size_t k = 0; k < error_slots_.size(); ++k) {
+    uint32_t position = 0;
+    std::memcpy(&position, static_cast<const std::byte*>(staging_.mapped) + errors_staging_ + 4 * k, sizeof position);
+    if (position == 0xffffffffu) continue;
+    const ir::Node& node = graph_.nodes[static_cast<size_t>(error_slots_[k].first)];
+    if (node.op == ir::Op::Div)
+      throw Error(ErrorCode::InvalidArgument, "integer division by zero (output element " + std::to_string(position) + ")",
+                  node.result_onnx_name(), "Div");
+    throw Error(ErrorCode::InvalidArgument,
+                "vulkan: index out of range (element " + std::to_string(position) + " of the indices)", node.result_onnx_name(),
+                ir::op_name(node.op));
   }
 }
 
@@ -509,6 +534,7 @@ void VulkanExecutable::run_eager(const RunOptions& options) {
   }
   for (size_t k = 0; k < key_slots_.size(); ++k) in.push_back({keys_staging_ + 8 * k, key_slots_[k].second, 8});
   if (!in.empty()) api.vkCmdCopyBuffer(eager_cb_, staging_.buffer, arena_.buffer, static_cast<uint32_t>(in.size()), in.data());
+  for (const auto& e : error_slots_) api.vkCmdFillBuffer(eager_cb_, arena_.buffer, e.second, 4, 0xffffffffu);
   after_transfer_in(eager_cb_);
   check_vk(api.vkEndCommandBuffer(eager_cb_), "end command buffer");
   submit_and_wait(eager_cb_);
@@ -572,6 +598,7 @@ void VulkanExecutable::run_eager(const RunOptions& options) {
     const auto v = static_cast<size_t>(graph_.outputs[i]);
     if (value_bytes_[v]) out.push_back({static_cast<VkDeviceSize>(value_offset_[v]), out_offsets_[i], value_bytes_[v]});
   }
+  for (size_t k = 0; k < error_slots_.size(); ++k) out.push_back({error_slots_[k].second, errors_staging_ + 4 * k, 4});
   if (!out.empty()) api.vkCmdCopyBuffer(eager_cb_, arena_.buffer, staging_.buffer, static_cast<uint32_t>(out.size()), out.data());
   before_host_read(eager_cb_);
   check_vk(api.vkEndCommandBuffer(eager_cb_), "end command buffer");
@@ -584,6 +611,7 @@ std::vector<Tensor> VulkanExecutable::run(const std::vector<Tensor>& inputs, con
   stage_keys(options.seed);
   if (options.tap || options.fault_for_testing || options_.safe) run_eager(options);
   else submit_and_wait(run_cb_);
+  check_errors();
   return read_outputs();
 }
 

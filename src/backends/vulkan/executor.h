@@ -54,6 +54,7 @@ class VulkanExecutable final : public Executable {
   void run_checked(const Dispatch& d, const ir::Node& node);
   void stage_inputs(const std::vector<Tensor>& inputs);
   void stage_keys(uint64_t run_seed);
+  void check_errors() const;
   std::vector<Tensor> read_outputs() const;
   void submit_and_wait(VkCommandBuffer cb);
   void run_eager(const RunOptions& options);
@@ -76,6 +77,9 @@ class VulkanExecutable final : public Executable {
   std::vector<size_t> in_offsets_, out_offsets_;
   size_t broken_staging_ = 0, tap_offset_ = 0, keys_staging_ = 0;
   std::vector<std::pair<int, size_t>> key_slots_;  // (random node, arena offset of its 64-bit key)
+  // (node checking its input values, arena offset of its error word: ~0 or the first bad position)
+  std::vector<std::pair<int, size_t>> error_slots_;
+  size_t errors_staging_ = 0;
 
   // Safe mode (Options.safe): every value in its own slot between canary guards, NaN-filled at
   // each run; after every dispatch canary_check.comp reads every guard (run_checked).

@@ -42,6 +42,9 @@ void record_dense_copy(Context& ctx, NodeProgram& program, const ir::Node& node,
 // logical.cpp (typed_ew.comp): Cast, comparisons, And/Or/Xor/Not, Where, and the int32/int64
 // forms of Add/Sub/Mul/Div/Neg/Abs/Relu; any element type (integers in int64: shaderInt64).
 bool is_typed_elementwise(const ir::Graph& graph, const ir::Node& node);
+// Nodes whose kernels report bad input values (out-of-range indices, integer division by zero)
+// through an error word: indexing, integer Div.
+bool checks_values(const ir::Graph& graph, const ir::Node& node);
 std::optional<std::string> typed_elementwise_unsupported(const ir::Graph& graph, const ir::Node& node, bool int64);
 void record_typed_elementwise(Context& ctx, int node_index, NodeProgram& program);
 // The element type code (TY_* of params.h) the typed kernels specialize on.

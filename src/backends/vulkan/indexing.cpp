@@ -1,6 +1,7 @@
 // Gather, GatherElements, GatherND, ScatterND (gather*.comp, scatter_nd.comp): copies of 32- or
 // 64-bit elements at int32/int64 indices, one invocation per output element (ScatterND: per slice
-// element, walking the index tuples in order). Out-of-range indices are clamped on the device.
+// element, walking the index tuples in order). Out-of-range indices are clamped on the device and
+// reported after the run through the node's error word (index.glsl).
 #include "backends/vulkan/families.h"
 #include "backends/vulkan/shaders/params.h"
 #include "ir/infer_rules.h"
@@ -21,7 +22,7 @@ Dispatch indexing_dispatch(Context& ctx, const char* shader, const ir::Node& nod
   return d;
 }
 
-void record_gather(Context& ctx, const ir::Node& node, NodeProgram& program) {
+void record_gather(Context& ctx, const ir::Node& node, uint32_t err, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
   const Shape& data = g.value(node.inputs[0]).shape;
   int64_t axis = 0;
@@ -39,10 +40,11 @@ void record_gather(Context& ctx, const ir::Node& node, NodeProgram& program) {
   p[GA_DATA] = ctx.at(node.inputs[0]);
   p[GA_IDX] = ctx.at(node.inputs[1]);
   p[GA_OUT] = ctx.at(node.outputs[0]);
+  p[GA_ERR] = err;
   program.dispatches.push_back(indexing_dispatch(ctx, "gather", node, p, n, 256));
 }
 
-void record_gather_elements(Context& ctx, const ir::Node& node, NodeProgram& program) {
+void record_gather_elements(Context& ctx, const ir::Node& node, uint32_t err, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
   const Shape& data = g.value(node.inputs[0]).shape;
   const Shape& idx = g.value(node.inputs[1]).shape;
@@ -59,11 +61,12 @@ void record_gather_elements(Context& ctx, const ir::Node& node, NodeProgram& pro
   p[GE_DATA] = ctx.at(node.inputs[0]);
   p[GE_IDX] = ctx.at(node.inputs[1]);
   p[GE_OUT] = ctx.at(node.outputs[0]);
+  p[GE_ERR] = err;
   for (size_t d = 0; d < idx.size(); ++d) p[GE_IDIMS + d] = word(idx[d], node), p[GE_DSTR + d] = word(strides[d], node);
   program.dispatches.push_back(indexing_dispatch(ctx, "gather_elements", node, p, n, 256));
 }
 
-void record_gather_nd(Context& ctx, const ir::Node& node, NodeProgram& program) {
+void record_gather_nd(Context& ctx, const ir::Node& node, uint32_t err, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
   const Shape& data = g.value(node.inputs[0]).shape;
   const Shape& idx = g.value(node.inputs[1]).shape;
@@ -87,11 +90,12 @@ void record_gather_nd(Context& ctx, const ir::Node& node, NodeProgram& program) 
   p[GN_DATA] = ctx.at(node.inputs[0]);
   p[GN_IDX] = ctx.at(node.inputs[1]);
   p[GN_OUT] = ctx.at(node.outputs[0]);
+  p[GN_ERR] = err;
   for (size_t j = 0; j < k; ++j) p[GN_KDIMS + j] = word(data[b + j], node), p[GN_KSTR + j] = word(strides[b + j], node);
   program.dispatches.push_back(indexing_dispatch(ctx, "gather_nd", node, p, n, 256));
 }
 
-void record_scatter_nd(Context& ctx, const ir::Node& node, NodeProgram& program) {
+void record_scatter_nd(Context& ctx, const ir::Node& node, uint32_t err, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
   const Shape& data = g.value(node.inputs[0]).shape;
   const Shape& idx = g.value(node.inputs[1]).shape;
@@ -112,6 +116,7 @@ void record_scatter_nd(Context& ctx, const ir::Node& node, NodeProgram& program)
   p[SN_IDX] = ctx.at(node.inputs[1]);
   p[SN_UPD] = ctx.at(node.inputs[2]);
   p[SN_OUT] = ctx.at(node.outputs[0]);
+  p[SN_ERR] = err;
   for (size_t j = 0; j < k; ++j) p[SN_KDIMS + j] = word(data[j], node), p[SN_KSTR + j] = word(strides[j], node);
   Dispatch d = indexing_dispatch(ctx, "scatter_nd", node, p, slice, 64);
   d.spec[1] = type_code(g.value(node.inputs[0]).dtype);
@@ -149,11 +154,12 @@ std::optional<std::string> indexing_unsupported(const ir::Graph& graph, const ir
 
 void record_indexing(Context& ctx, int node_index, NodeProgram& program) {
   const ir::Node& node = ctx.graph().nodes[static_cast<size_t>(node_index)];
+  const uint32_t err = ctx.error_slot(node_index);
   switch (node.op) {
-    case ir::Op::Gather: record_gather(ctx, node, program); break;
-    case ir::Op::GatherElements: record_gather_elements(ctx, node, program); break;
-    case ir::Op::GatherND: record_gather_nd(ctx, node, program); break;
-    default: record_scatter_nd(ctx, node, program); break;
+    case ir::Op::Gather: record_gather(ctx, node, err, program); break;
+    case ir::Op::GatherElements: record_gather_elements(ctx, node, err, program); break;
+    case ir::Op::GatherND: record_gather_nd(ctx, node, err, program); break;
+    default: record_scatter_nd(ctx, node, err, program); break;
   }
   record_epilogue(ctx, node_index, program);
 }

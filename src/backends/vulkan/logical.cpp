@@ -60,6 +60,11 @@ bool is_typed_elementwise(const ir::Graph& graph, const ir::Node& node) {
   return node.outputs.size() == 1 && node.outputs[0] != ir::kNoValue && !is_floating(graph.value(node.outputs[0]).dtype);
 }
 
+bool checks_values(const ir::Graph& graph, const ir::Node& node) {
+  if (is_indexing(node.op)) return true;
+  return node.op == ir::Op::Div && is_typed_elementwise(graph, node);
+}
+
 std::optional<std::string> typed_elementwise_unsupported(const ir::Graph& graph, const ir::Node& node, bool int64) {
   if (!int64) return std::string(ir::op_name(node.op)) + " needs shaderInt64 (integers are computed in int64), which this device lacks";
   const size_t want = node.op == ir::Op::Where ? 3 : (node.op == ir::Op::Cast || node.op == ir::Op::Not || node.op == ir::Op::Neg ||
@@ -91,6 +96,7 @@ void record_typed_elementwise(Context& ctx, int node_index, NodeProgram& program
   p[TE_RANK] = static_cast<uint32_t>(dims.size());
   for (size_t d = 0; d < TE_MAX_RANK; ++d) p[TE_DIMS + d] = d < dims.size() ? word(dims[d], node) : 1;
   p[TE_OUT] = ctx.at(out);
+  p[TE_ERR] = checks_values(g, node) ? ctx.error_slot(node_index) : 0u;
   Dispatch dispatch;
   dispatch.shader = "typed_ew";
   dispatch.spec[0] = static_cast<int32_t>(*typed_code(node.op));

@@ -20,6 +20,12 @@ uint32_t Context::key_slot(int node) const {
   throw Error(ErrorCode::Internal, "vulkan: random node " + std::to_string(node) + " has no key slot");
 }
 
+uint32_t Context::error_slot(int node) const {
+  for (const auto& [n, w] : errors_)
+    if (n == node) return w;
+  throw Error(ErrorCode::Internal, "vulkan: node " + std::to_string(node) + " has no error word");
+}
+
 uint32_t Context::add_params(const std::vector<uint32_t>& words) {
   const auto base = static_cast<uint32_t>(params_.size());
   params_.insert(params_.end(), words.begin(), words.end());

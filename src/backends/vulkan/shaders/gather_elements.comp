@@ -13,6 +13,7 @@ layout(constant_id = 0) const uint IW = 1u;
 void main() {
   const uint n = param(GE_N), rank = param(GE_RANK), axis = param(GE_AXIS), ew = param(GE_EW);
   const uint total = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  err_at = param(GE_ERR);
   for (uint i = gl_GlobalInvocationID.x; i < n; i += total) {
     uint rest = i;
     uint src = 0u;
@@ -20,7 +21,7 @@ void main() {
       const uint dim = param(GE_IDIMS + d);
       uint c = rest % dim;
       rest /= dim;
-      if (uint(d) == axis) c = uint(index_at(param(GE_IDX) + i * IW, iparam(GE_AXIS_DIM)));
+      if (uint(d) == axis) c = uint(index_at(param(GE_IDX) + i * IW, iparam(GE_AXIS_DIM), i));
       src += c * param(GE_DSTR + d);
     }
     const uint s = param(GE_DATA) + src * ew, t = param(GE_OUT) + i * ew;

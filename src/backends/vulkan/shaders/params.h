@@ -147,7 +147,7 @@
 #define TE_ADD 12
 #define TE_SUB 13
 #define TE_MUL 14
-#define TE_DIV 15    // integers: truncates toward zero; division by zero gives 0 (cpu: an error)
+#define TE_DIV 15    // integers: truncates toward zero; division by zero gives 0 and is reported
 #define TE_NEG 16
 #define TE_ABS 17
 #define TE_RELU 18
@@ -158,7 +158,8 @@
 #define TE_OUT (TE_DIMS + TE_MAX_RANK)
 #define TE_IN (TE_OUT + 1)  // per operand: offset (words), TE_MAX_RANK strides (elements)
 #define TE_IN_WORDS (1 + TE_MAX_RANK)
-#define TE_WORDS (TE_IN + 3 * TE_IN_WORDS)
+#define TE_ERR (TE_IN + 3 * TE_IN_WORDS)  // integer Div: the error word (first element dividing by 0)
+#define TE_WORDS (TE_ERR + 1)
 
 // reduce.comp: out[i] = op over the reduced positions, in index order, of the input at the kept
 // coordinates of i (kept and reduced dims each with their input strides). Spec: 0 op, 1 type.
@@ -191,7 +192,9 @@
 #define CS_WORDS 7
 
 // Indexing kernels: indices are int32 (spec constant 0 = 1 word) or int64 (2 words); negative
-// ones count from the end; out-of-range ones are clamped (never read outside the data).
+// ones count from the end; out-of-range ones are clamped (never read outside the data) and the
+// first bad element's position is atomicMin'ed into the node's error word (XX_ERR), which the
+// executor reads back after the run and reports.
 // gather.comp: out[o][j][r] = data[o][idx[j]][r] (o < outer, j < count, r < inner).
 #define GA_N 0
 #define GA_EW 1
@@ -201,7 +204,8 @@
 #define GA_DATA 5
 #define GA_IDX 6
 #define GA_OUT 7
-#define GA_WORDS 8
+#define GA_ERR 8
+#define GA_WORDS 9
 // gather_elements.comp: out[c] = data[c with c[axis] = idx[c]] over the indices' dims.
 #define GE_MAX_RANK 6
 #define GE_N 0
@@ -214,7 +218,8 @@
 #define GE_OUT 7
 #define GE_IDIMS 8
 #define GE_DSTR (GE_IDIMS + GE_MAX_RANK)
-#define GE_WORDS (GE_DSTR + GE_MAX_RANK)
+#define GE_ERR (GE_DSTR + GE_MAX_RANK)
+#define GE_WORDS (GE_ERR + 1)
 // gather_nd.comp: out[t][s] = data[batch(t)][idx[t][0..K)][s]; t < tuples (M per batch), s < slice.
 #define GN_MAX_K 6
 #define GN_N 0
@@ -228,7 +233,8 @@
 #define GN_OUT 8
 #define GN_KDIMS 9
 #define GN_KSTR (GN_KDIMS + GN_MAX_K)
-#define GN_WORDS (GN_KSTR + GN_MAX_K)
+#define GN_ERR (GN_KSTR + GN_MAX_K)
+#define GN_WORDS (GN_ERR + 1)
 // scatter_nd.comp (after out = data): one invocation per slice element s walks the tuples t in
 // order: out[idx[t]][s] = upd[t][s] (or reduced into it). Spec: 0 index words, 1 type, 2 reduction.
 #define SN_NONE 0
@@ -246,7 +252,8 @@
 #define SN_OUT 6
 #define SN_KDIMS 7
 #define SN_KSTR (SN_KDIMS + SN_MAX_K)
-#define SN_WORDS (SN_KSTR + SN_MAX_K)
+#define SN_ERR (SN_KSTR + SN_MAX_K)
+#define SN_WORDS (SN_ERR + 1)
 
 // random.comp: one invocation per Philox block of 4 elements; the key (2 words) is staged by
 // every run at RN_KEY; a, b are doubles (normal: mean, scale; uniform: low, high - low).

@@ -17,11 +17,12 @@ layout(constant_id = 2) const uint RED = 0u;
 void main() {
   const uint slice = param(SN_SLICE), tuples = param(SN_TUPLES), k = param(SN_K), ew = param(SN_EW);
   const uint total = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  err_at = param(SN_ERR);
   for (uint s = gl_GlobalInvocationID.x; s < slice; s += total) {
     for (uint t = 0u; t < tuples; ++t) {
       uint dst = s;
       for (uint j = 0u; j < k; ++j)
-        dst += uint(index_at(param(SN_IDX) + (t * k + j) * IW, iparam(SN_KDIMS + j))) * param(SN_KSTR + j);
+        dst += uint(index_at(param(SN_IDX) + (t * k + j) * IW, iparam(SN_KDIMS + j), t * k + j)) * param(SN_KSTR + j);
       const uint o = param(SN_OUT) + dst * ew, u = param(SN_UPD) + (t * slice + s) * ew;
       if (RED == SN_NONE) {
         for (uint w = 0u; w < ew; ++w) words[o + w] = words[u + w];

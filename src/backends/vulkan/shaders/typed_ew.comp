@@ -111,7 +111,10 @@ void main() {
       if (OP == TE_ADD) r = x + y;
       else if (OP == TE_SUB) r = x - y;
       else if (OP == TE_MUL) r = x * y;
-      else if (OP == TE_DIV) r = y == 0L ? 0L : x / y;
+      else if (OP == TE_DIV) {
+        if (y == 0L) atomicMin(words[param(TE_ERR)], i);  // reported after the run, as the cpu's error
+        r = y == 0L ? 0L : x / y;
+      }
       else if (OP == TE_NEG) r = -x;
       else if (OP == TE_ABS) r = (x ^ (x >> 63)) - (x >> 63);  // not x < 0 ? -x : x: llvmpipe (Mesa 22.3) gets 64-bit iabs wrong
       else r = x > 0L ? x : 0L;  // TE_RELU
