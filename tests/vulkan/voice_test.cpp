@@ -138,5 +138,51 @@ TEST(VulkanVoice, ShortestSentencesMatchTheReferenceAndTheCpuLength) {
   }
 }
 
+// Every committed sentence (17 to 263 ids) against ONNX Runtime's audio length (the fixture), the
+// cpu's audio, and, up to 120 ids, the float64 reference. Opt-in (LOCKSTEP_VULKAN_VOICE_ALL=1):
+// about a minute on lavapipe plus the reference's time.
+TEST(VulkanVoice, EverySentenceMatchesOnnxRuntimeLengthAndTheReference) {
+  LOCKSTEP_REQUIRE_VOICE();
+  LOCKSTEP_REQUIRE_VULKAN();
+  if (!std::getenv("LOCKSTEP_VULKAN_VOICE_ALL")) GTEST_SKIP() << "opt-in: set LOCKSTEP_VULKAN_VOICE_ALL=1 (every sentence, minutes)";
+  auto ids = nlohmann::json::parse(read_file(LOCKSTEP_SOURCE_DIR "/tests/fixtures/piper/sentences.json"));
+  auto ort = nlohmann::json::parse(read_file(LOCKSTEP_SOURCE_DIR "/tests/fixtures/piper/ort_lengths.json"));
+  const Model model = Model::load(voice_path());
+  Options cpu_options;
+  cpu_options.threads = 2;
+  auto vk = compile(model, "vulkan", {});
+  auto cpu = compile(model, "cpu", cpu_options);
+  auto ref = compile(model, "reference", {});
+  for (size_t i = 0; i < ids["sentences"].size(); ++i) {
+    const std::vector<int64_t> s = ids["sentences"][i]["ids"].get<std::vector<int64_t>>();
+    SCOPED_TRACE(ids["sentences"][i]["text"].get<std::string>());
+    const std::vector<Tensor> in = voice_inputs(s, 0, 1, 0);
+    auto t0 = std::chrono::steady_clock::now();
+    Tensor got;
+    try {
+      got = vk->run(in).at(0).clone();
+    } catch (const Error& e) {  // docs/vulkan.md "Missing": arenas past one binding's range
+      if (e.code() != ErrorCode::LimitExceeded || std::string(e.what()).find("as one storage buffer") == std::string::npos) throw;
+      std::cout << "[   NOTE   ] " << s.size() << " ids: not run on this device: " << e.what() << "\n";
+      continue;
+    }
+    const double first = seconds_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    vk->run(in);
+    const double cached = seconds_since(t0);
+    EXPECT_EQ(shape_str(got.shape()), shape_str(ort["sentences"][i]["shape"].get<Shape>())) << "length differs from ONNX Runtime's";
+    const Tensor want_cpu = cpu->run(in).at(0);
+    ASSERT_EQ(shape_str(got.shape()), shape_str(want_cpu.shape())) << "length differs from the cpu's";
+    const double vs_cpu = diff::compare(got, want_cpu).rel_l2;
+    std::cout << "[   NOTE   ] " << s.size() << " ids, " << got.numel() << " samples: vs cpu " << vs_cpu;
+    if (s.size() <= 120) {  // the float64 reference is the slow side
+      const double vs_ref = diff::compare(got, ref->run(in).at(0)).rel_l2;
+      EXPECT_LE(vs_ref, kVulkanVoiceRelL2) << "vulkan vs reference";
+      std::cout << ", vs reference " << vs_ref;
+    }
+    std::cout << "; first run " << first << " s, cached " << cached << " s\n";
+  }
+}
+
 }  // namespace
 }  // namespace lockstep::vulkan_test
