@@ -101,11 +101,34 @@ TEST(VulkanTypedOps, PowWithConstantExponents) {
           {}, "exponent " + std::to_string(y));
   check(Op::Pow, {{rnd({2, 3}, 2, DType::Float32, 0.5f, 2.0f), true}, {Tensor::from_vector<float>({3}, {1.0f, 2.0f, 3.0f}), false}}, {},
         "broadcast exponent");
-  // Refused with the reason: a run-time or a fractional exponent.
-  const ir::Graph run_time = node_graph(Op::Pow, {{rnd({3}, 3), true}, {rnd({3}, 4), true}});
-  EXPECT_NE(vulkan::backend().unsupported_reason(run_time, run_time.nodes[0]).value_or("").find("run-time exponent"), std::string::npos);
-  const ir::Graph frac = node_graph(Op::Pow, {{rnd({3}, 3), true}, {Tensor::from_vector<float>({1}, {1.5f}), false}});
-  EXPECT_NE(vulkan::backend().unsupported_reason(frac, frac.nodes[0]).value_or("").find("exponent 1.5"), std::string::npos);
+  const ir::Graph fused = node_graph(Op::Pow, {{rnd({3}, 3), true}, {Tensor::from_vector<float>({1}, {2.0f}), false}});
+  EXPECT_EQ(vulkan::backend().compile(fused, Options{})->kernel_implementations().at(0), "vulkan:ew_program");
+}
+
+// The general Pow (pow.comp): the cpu's T(pow(double, double)) in double on the device.
+TEST(VulkanTypedOps, PowWithRunTimeFractionalAndIntegerOperands) {
+  LOCKSTEP_REQUIRE_VULKAN();
+  check(Op::Pow, {{rnd({3, 40}, 1, DType::Float32, 0.01f, 5.0f), true}, {rnd({40}, 2, DType::Float32, -4.0f, 4.0f), true}}, {},
+        "run-time exponents");
+  check(Op::Pow, {{rnd({50}, 3, DType::Float32, 0.0f, 30.0f), true}, {Tensor::from_vector<float>({1}, {1.5f}), false}}, {}, "x^1.5");
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor xs = Tensor::from_vector<float>({12}, {0.0f, -0.0f, 0.0f, -0.0f, inf, -inf, -inf, -2.0f, -2.0f, 1.0f, nan, 2.0f});
+  Tensor ys = Tensor::from_vector<float>({12}, {-1.0f, -3.0f, 2.0f, 3.0f, -0.5f, 3.0f, -2.0f, 3.0f, 0.5f, nan, 0.0f, inf});
+  check(Op::Pow, {{xs, true}, {ys, true}}, {}, "special values");
+  check(Op::Pow, {{rnd({2, 5}, 4, DType::Int64, -2, 2), true}, {i64({5}, {0, 1, 2, 3, 7}), true}}, {}, "int64 ^ int64");
+  check(Op::Pow, {{rnd({2, 5}, 5, DType::Int32, -2, 2), true}, {i32({1}, {5}), false}}, {}, "int32 ^ int32");
+  check(Op::Pow, {{rnd({8}, 6, DType::Float32, 0.1f, 3.0f), true}, {i64({1}, {3}), false}}, {}, "float ^ int64");
+  // An integral float exponent: with 2.5 the reference casts the exponent to int64 first (2^2 = 4)
+  // where cpu and vulkan take pow(2, 2.5) = 5.66 and truncate (5).
+  check(Op::Pow, {{i64({4}, {2, 3, 10, 7}), true}, {Tensor::from_vector<float>({1}, {3.0f}), false}}, {}, "int64 ^ float");
+  // The reference's double pow (glibc's, correctly rounded) rounded to float32: the same bits here.
+  const std::vector<In> in{{rnd({1 << 17}, 7, DType::Float32, 0.0f, 8.0f), true}, {rnd({1 << 17}, 8, DType::Float32, -6.0f, 6.0f), true}};
+  const ir::Graph g = node_graph(Op::Pow, in);
+  const Tensor got = vulkan::backend().compile(g, Options{})->run(runtime_inputs(in)).at(0).clone();
+  const Tensor want = reference::evaluate(g, runtime_inputs(in)).at(0).to(DType::Float32);
+  int64_t differ = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) differ += std::memcmp(&got.data<float>()[i], &want.data<float>()[i], 4) != 0;
+  EXPECT_EQ(differ, 0) << "of 131072 run-time x^y, elements whose bits differ from the float64 pow rounded to float32";
 }
 
 TEST(VulkanTypedOps, Reductions) {

@@ -34,10 +34,6 @@ class VulkanBackend final : public Backend {
     // Data movement, indexing and the typed kernels check their own element types.
     const bool moves = is_data_movement(node.op) || is_indexing(node.op) || is_typed_elementwise(graph, node) ||
                        is_reduce(node.op) || ir::is_random(node.op);
-    if (node.op == ir::Op::Pow)
-      for (ir::ValueId v : node.inputs)
-        if (v != ir::kNoValue && graph.value(v).dtype != DType::Float32 && graph.value(v).dtype != DType::Float64)
-          return std::string("Pow with ") + dtype_name(graph.value(v).dtype) + " operands is not implemented on vulkan (float32 only)";
     for (size_t i = 0; i < node.inputs.size(); ++i)
       if (!ir::is_parameter_input(node.op, i))
         if (auto r = value_unsupported(graph, node.inputs[i], moves)) return r;
@@ -60,7 +56,7 @@ class VulkanBackend final : public Backend {
         if (ir::is_random(node.op)) return random_unsupported(graph, node, float64);
         if (is_reduce(node.op)) return reduce_unsupported(graph, node, int64);
         if (is_indexing(node.op)) return indexing_unsupported(graph, node);
-        if (is_typed_elementwise(graph, node)) return typed_elementwise_unsupported(graph, node, int64);
+        if (is_typed_elementwise(graph, node)) return typed_elementwise_unsupported(graph, node, int64, float64);
         if (is_data_movement(node.op)) return data_movement_unsupported(graph, node);
         return elementwise_unsupported(graph, node);
     }

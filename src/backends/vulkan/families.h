@@ -39,13 +39,14 @@ bool is_data_movement(ir::Op op);
 // out = src, element for element (both contiguous, the same shape).
 void record_dense_copy(Context& ctx, NodeProgram& program, const ir::Node& node, ir::ValueId src, ir::ValueId dst);
 
-// logical.cpp (typed_ew.comp): Cast, comparisons, And/Or/Xor/Not, Where, and the int32/int64
-// forms of Add/Sub/Mul/Div/Neg/Abs/Relu; any element type (integers in int64: shaderInt64).
+// logical.cpp (typed_ew.comp, pow.comp): Cast, comparisons, And/Or/Xor/Not, Where, the int32/int64
+// forms of Add/Sub/Mul/Div/Neg/Abs/Relu, and the Pow ew_program cannot take; any element type
+// (integers in int64: shaderInt64; pow.comp in double: shaderFloat64).
 bool is_typed_elementwise(const ir::Graph& graph, const ir::Node& node);
 // Nodes whose kernels report bad input values (out-of-range indices, integer division by zero)
 // through an error word: indexing, integer Div.
 bool checks_values(const ir::Graph& graph, const ir::Node& node);
-std::optional<std::string> typed_elementwise_unsupported(const ir::Graph& graph, const ir::Node& node, bool int64);
+std::optional<std::string> typed_elementwise_unsupported(const ir::Graph& graph, const ir::Node& node, bool int64, bool float64);
 void record_typed_elementwise(Context& ctx, int node_index, NodeProgram& program);
 // The element type code (TY_* of params.h) the typed kernels specialize on.
 int32_t type_code(DType t);

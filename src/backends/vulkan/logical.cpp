@@ -1,6 +1,8 @@
 // Element-wise ops over any element type as programs of typed_ew.comp: Cast, Equal, Less,
 // LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, Where, and Add/Sub/Mul/Div/Neg/Abs/
-// Relu on int32/int64. Integers are computed in int64 on the device (shaderInt64).
+// Relu on int32/int64. Integers are computed in int64 on the device (shaderInt64). Pow that
+// ew_program cannot take (integer operands, run-time or fractional exponents) runs pow.comp, the
+// cpu's T(pow(double, double)) in double (shaderFloat64).
 #include "backends/vulkan/families.h"
 #include "backends/vulkan/shaders/params.h"
 
@@ -28,6 +30,7 @@ std::optional<uint32_t> typed_code(ir::Op op) {
     case ir::Op::Neg: return TE_NEG;
     case ir::Op::Abs: return TE_ABS;
     case ir::Op::Relu: return TE_RELU;
+    case ir::Op::Pow: return 0;  // pow.comp
     default: return std::nullopt;
   }
 }
@@ -56,6 +59,12 @@ int32_t type_code(DType t) {
 
 bool is_typed_elementwise(const ir::Graph& graph, const ir::Node& node) {
   if (!typed_code(node.op)) return false;
+  if (node.op == ir::Op::Pow) {  // ew_program's float32 Pow with a constant integral or 0.5 exponent, else pow.comp
+    if (node.inputs.size() != 2 || node.inputs[0] == ir::kNoValue || node.inputs[1] == ir::kNoValue) return false;
+    for (ir::ValueId v : node.inputs)
+      if (graph.value(v).dtype != DType::Float32 && graph.value(v).dtype != DType::Float64) return true;
+    return pow_exponent_unsupported(graph, node.inputs[1]).has_value();
+  }
   if (!integer_form(node.op)) return true;
   return node.outputs.size() == 1 && node.outputs[0] != ir::kNoValue && !is_floating(graph.value(node.outputs[0]).dtype);
 }
@@ -65,8 +74,10 @@ bool checks_values(const ir::Graph& graph, const ir::Node& node) {
   return node.op == ir::Op::Div && is_typed_elementwise(graph, node);
 }
 
-std::optional<std::string> typed_elementwise_unsupported(const ir::Graph& graph, const ir::Node& node, bool int64) {
+std::optional<std::string> typed_elementwise_unsupported(const ir::Graph& graph, const ir::Node& node, bool int64, bool float64) {
   if (!int64) return std::string(ir::op_name(node.op)) + " needs shaderInt64 (integers are computed in int64), which this device lacks";
+  if (node.op == ir::Op::Pow && !float64)
+    return std::string("Pow other than float32 with a constant integral or 0.5 exponent needs shaderFloat64, which this device lacks");
   const size_t want = node.op == ir::Op::Where ? 3 : (node.op == ir::Op::Cast || node.op == ir::Op::Not || node.op == ir::Op::Neg ||
                                                       node.op == ir::Op::Abs || node.op == ir::Op::Relu)
                                                          ? 1 : 2;
@@ -98,7 +109,7 @@ void record_typed_elementwise(Context& ctx, int node_index, NodeProgram& program
   p[TE_OUT] = ctx.at(out);
   p[TE_ERR] = checks_values(g, node) ? ctx.error_slot(node_index) : 0u;
   Dispatch dispatch;
-  dispatch.shader = "typed_ew";
+  dispatch.shader = node.op == ir::Op::Pow ? "pow" : "typed_ew";
   dispatch.spec[0] = static_cast<int32_t>(*typed_code(node.op));
   for (size_t k = 0; k < 3; ++k) {
     const size_t w = TE_IN + k * TE_IN_WORDS;
