@@ -54,7 +54,8 @@
 #define CP_WORDS (CP_DST + 1 + CP_MAX_RANK)
 
 // pad.comp: out (contiguous, out dims) from in (contiguous, in dims), per dim the begin pad
-// (negative crops); mode 0 constant (value bits), 1 reflect, 2 edge. 32-bit elements.
+// (negative crops); mode 0 constant (value bits), 1 reflect, 2 edge. Elements of PAD_EW words
+// (int64: 2, the constant's high word PAD_VALUE_HI).
 #define PAD_MAX_RANK 6
 #define PAD_N 0
 #define PAD_RANK 1
@@ -65,7 +66,9 @@
 #define PAD_OUT_DIMS 6
 #define PAD_IN_DIMS (PAD_OUT_DIMS + PAD_MAX_RANK)
 #define PAD_BEGIN (PAD_IN_DIMS + PAD_MAX_RANK)
-#define PAD_WORDS (PAD_BEGIN + PAD_MAX_RANK)
+#define PAD_EW (PAD_BEGIN + PAD_MAX_RANK)
+#define PAD_VALUE_HI (PAD_EW + 1)
+#define PAD_WORDS (PAD_VALUE_HI + 1)
 
 // conv.comp / conv_transpose.comp: 2-D geometry (a 1-D conv has H = KH = 1); offsets in floats,
 // CV_BIAS = 0xffffffff for none. Conv weights [Cout][Cin/g][KH][KW]; ConvTranspose weights
