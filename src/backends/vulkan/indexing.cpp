@@ -142,7 +142,9 @@ std::optional<std::string> indexing_unsupported(const ir::Graph& graph, const ir
     const DType t = graph.value(node.inputs[0]).dtype;
     int64_t tuples = 1;
     for (size_t d = 0; d + 1 < ind.size(); ++d) tuples *= ind[d];
-    if (tuples * (ind.back() + 1) > kMaxSerialLoop)
+    int64_t slice = 1;
+    for (size_t d = static_cast<size_t>(ind.back()); d < graph.value(node.inputs[0]).shape.size(); ++d) slice *= graph.value(node.inputs[0]).shape[d];
+    if (tuples * (ind.back() + 1) * grid_passes(slice, 64) > kMaxSerialLoop)
       return "ScatterND of " + std::to_string(tuples) + " index tuples: vulkan walks them serially up to " +
              std::to_string(kMaxSerialLoop / (ind.back() + 1)) + " (llvmpipe's loop limit)";
     if (how != "none" && t != DType::Float32 && t != DType::Int32)

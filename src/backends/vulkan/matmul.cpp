@@ -83,7 +83,7 @@ std::optional<std::string> matmul_unsupported(const ir::Graph& graph, const ir::
   if (node.op == ir::Op::Softmax) {
     const Shape& x = graph.value(node.inputs.at(0)).shape;
     const int64_t dim = x.empty() ? 1 : x[static_cast<size_t>(ir::softmax_axis(node, static_cast<int64_t>(x.size())))];
-    if (dim > kMaxSerialLoop)
+    if (dim * grid_passes(num_elements(x) / std::max<int64_t>(1, dim), 64) > kMaxSerialLoop)
       return "Softmax over " + std::to_string(dim) + " elements: vulkan walks a row serially up to " + std::to_string(kMaxSerialLoop) +
              " (llvmpipe's loop limit)";
     return std::nullopt;

@@ -3,6 +3,7 @@
 // parameters hold the values' arena offsets), replayed by every run's command buffer.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -18,6 +19,9 @@ inline constexpr size_t kMaxSpec = 8;  // specialization constants per dispatch
 // 65535 iterations of their headers in all (gallivm's loop limit; an inner loop's count adds to
 // the outer one), silently. Kernels that walk a reduction serially refuse past this.
 inline constexpr int64_t kMaxSerialLoop = 16384;
+// How many times one invocation goes round a grid-stride loop over n items, `local` per workgroup
+// (at most 65535 workgroups): a serial walk inside it runs that many times.
+inline int64_t grid_passes(int64_t n, int64_t local) { return std::max<int64_t>(1, (n + 65535 * local - 1) / (65535 * local)); }
 
 struct Dispatch {
   std::string shader;  // embedded shader name (shaders/<shader>.comp)

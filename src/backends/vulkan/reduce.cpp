@@ -86,13 +86,15 @@ std::optional<std::string> reduce_unsupported(const ir::Graph& graph, const ir::
   if (node.op == ir::Op::CumSum) {
     if (!has_input(node, 1) || !graph.is_constant(node.inputs[1])) return std::string("the axis input is not a constant");
     const std::vector<int64_t> axis = ir::tensor_ints(graph.value(node.inputs[1]).constant);
-    serial = x[static_cast<size_t>(ir::cumsum_axis(node, static_cast<int64_t>(x.size()), axis))];
+    const auto a = static_cast<size_t>(ir::cumsum_axis(node, static_cast<int64_t>(x.size()), axis));
+    serial = x[a] * grid_passes(num_elements(x) / std::max<int64_t>(1, x[a]), 64);
   } else {
     std::vector<int64_t> axes;
     if (has_input(node, 1)) axes = ir::tensor_ints(graph.value(node.inputs[1]).constant);
     const std::vector<char> mask = ir::reduce_mask(node, static_cast<int64_t>(x.size()), has_input(node, 1) ? &axes : nullptr);
-    for (size_t d = 0; d < x.size(); ++d)
-      if (mask[d]) serial *= x[d];
+    int64_t outputs = 1;
+    for (size_t d = 0; d < x.size(); ++d) (mask[d] ? serial : outputs) *= x[d];
+    serial *= grid_passes(outputs, 64);
   }
   if (serial > kMaxSerialLoop)
     return std::string(ir::op_name(node.op)) + " over " + std::to_string(serial) + " elements per output: vulkan reduces serially up to " +
