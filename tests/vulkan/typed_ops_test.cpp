@@ -191,6 +191,40 @@ TEST(VulkanTypedOps, GatherFamilies) {
         "ScatterND mul");
 }
 
+// A general Pow (pow.comp) takes a fused epilogue, run in place after it.
+TEST(VulkanTypedOps, GeneralPowTakesAFusedEpilogue) {
+  LOCKSTEP_REQUIRE_VULKAN();
+  ir::Graph g;
+  auto value = [&](const std::string& name, Shape shape) {
+    ir::Value v;
+    v.name = name;
+    v.shape = std::move(shape);
+    return g.add_value(std::move(v));
+  };
+  auto node = [&](Op op, const std::string& name, std::vector<ir::ValueId> in, ir::ValueId out) {
+    ir::Node n;
+    n.op = op;
+    n.name = name;
+    n.inputs = std::move(in);
+    n.outputs = {out};
+    g.nodes.push_back(std::move(n));
+  };
+  const ir::ValueId x = value("x", {3, 20}), y = value("y", {20}), p = value("p", {3, 20}), t = value("t", {3, 20});
+  g.inputs = {x, y};
+  node(Op::Pow, "pow", {x, y}, p);
+  node(Op::Tanh, "tanh", {p}, t);
+  g.outputs = {t};
+  const std::vector<Tensor> inputs{rnd({3, 20}, 1, DType::Float32, 0.1f, 2.0f), rnd({20}, 2, DType::Float32, -2.0f, 2.0f)};
+  Options fused, unfused;
+  unfused.fuse = false;
+  const ir::Graph fg = prepare(Model::from_graph(g), fused), ug = prepare(Model::from_graph(g), unfused);
+  ASSERT_EQ(fg.nodes.size(), 1u) << "the pipeline fuses Tanh into the Pow";
+  const Tensor a = vulkan::backend().compile(fg, fused)->run(inputs).at(0);
+  const Tensor b = vulkan::backend().compile(ug, unfused)->run(inputs).at(0);
+  cpu_test::expect_outputs_match({a}, reference::evaluate(g, inputs), 1, "fused", kVulkanRelL2, kVulkanAbsPerTerm);
+  EXPECT_TRUE(same_bits(a, b)) << "the fused epilogue computes what the separate kernels compute";
+}
+
 // Bad values are the cpu's errors, after the run (the device clamps and records the first bad
 // element's position): out-of-range indices of every indexing op, integer division by zero. The
 // executable keeps running good inputs afterwards.

@@ -32,9 +32,9 @@ class VulkanBackend final : public Backend {
 
   std::optional<std::string> unsupported_reason(const ir::Graph& graph, const ir::Node& node) const override {
     if (ir::has_data_dependent_shape(node.op)) return std::string("data-dependent output shape: runs in the run-time shape stage");
-    // Data movement, indexing and the typed kernels check their own element types.
+    // These families check their own element types.
     const bool own_types = is_data_movement(node.op) || is_indexing(node.op) || is_typed_elementwise(graph, node) ||
-                       is_reduce(node.op) || ir::is_random(node.op);
+                           is_reduce(node.op) || ir::is_random(node.op);
     for (size_t i = 0; i < node.inputs.size(); ++i)
       if (!ir::is_parameter_input(node.op, i))
         if (auto r = value_unsupported(graph, node.inputs[i], own_types)) return r;

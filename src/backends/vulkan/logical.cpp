@@ -84,7 +84,8 @@ std::optional<std::string> typed_elementwise_unsupported(const ir::Graph& graph,
   if (node.inputs.size() != want || node.outputs.size() != 1) return std::string(ir::op_name(node.op)) + " with other arity";
   for (ir::ValueId v : node.inputs)
     if (v == ir::kNoValue) return std::string("an omitted input");
-  if (!node.epilogue.empty()) return std::string("an epilogue on a non-float node");
+  if (!node.epilogue.empty() && graph.value(node.outputs[0]).dtype != DType::Float32)
+    return std::string("an epilogue on a non-float node");  // a float Pow's runs after it, in place
   for (ir::ValueId v : node.inputs)
     if (graph.value(v).shape.size() > TE_MAX_RANK) return std::string("tensors of rank > 6 are not supported on vulkan");
   return std::nullopt;
@@ -123,6 +124,7 @@ void record_typed_elementwise(Context& ctx, int node_index, NodeProgram& program
   dispatch.base = ctx.add_params(p);
   dispatch.groups[0] = groups_for(n, 256);
   program.dispatches.push_back(dispatch);
+  record_epilogue(ctx, node_index, program);
 }
 
 }  // namespace lockstep::vulkan
