@@ -91,6 +91,11 @@ TEST(VulkanTypedOps, IntegerArithmetic) {
     for (Op op : {Op::Neg, Op::Abs, Op::Relu}) check(op, {{rnd({11}, 5, t, -50, 50), true}}, {}, name);
   }
   check(Op::Mul, {{i64({2}, {int64_t{1} << 31, -(int64_t{3} << 30)}), true}, {i64({1}, {12345}), false}}, {}, "int64 past 2^32");
+  check(Op::Clip, {{rnd({3, 7}, 6, DType::Int64, -50, 50), true}, {i64({}, {-20}), false}, {i64({}, {(int64_t{1} << 33)}), true}}, {},
+        "int64 Clip");
+  check(Op::Clip, {{rnd({9}, 7, DType::Int32, -50, 50), true}, {Tensor(), false}, {i32({}, {10}), false}}, {}, "int32 Clip, no min");
+  check(Op::Clip, {{rnd({9}, 8, DType::Int32, -50, 50), true}, {i32({}, {5}), true}, {i32({}, {-5}), false}}, {}, "min > max gives max");
+  check(Op::Clip, {{rnd({9}, 9, DType::Int64, -50, 50), true}}, {}, "no bounds");
 }
 
 TEST(VulkanTypedOps, PowWithConstantExponents) {

@@ -30,6 +30,7 @@ std::optional<uint32_t> typed_code(ir::Op op) {
     case ir::Op::Neg: return TE_NEG;
     case ir::Op::Abs: return TE_ABS;
     case ir::Op::Relu: return TE_RELU;
+    case ir::Op::Clip: return TE_CLIP;
     case ir::Op::Pow: return 0;  // pow.comp
     default: return std::nullopt;
   }
@@ -38,7 +39,7 @@ std::optional<uint32_t> typed_code(ir::Op op) {
 bool integer_form(ir::Op op) {
   switch (op) {
     case ir::Op::Add: case ir::Op::Sub: case ir::Op::Mul: case ir::Op::Div: case ir::Op::Neg: case ir::Op::Abs:
-    case ir::Op::Relu:
+    case ir::Op::Relu: case ir::Op::Clip:
       return true;
     default:
       return false;
@@ -81,6 +82,13 @@ std::optional<std::string> typed_elementwise_unsupported(const ir::Graph& graph,
   const size_t want = node.op == ir::Op::Where ? 3 : (node.op == ir::Op::Cast || node.op == ir::Op::Not || node.op == ir::Op::Neg ||
                                                       node.op == ir::Op::Abs || node.op == ir::Op::Relu)
                                                          ? 1 : 2;
+  if (node.op == ir::Op::Clip) {  // x, [min], [max]: one-element bounds
+    if (node.inputs.empty() || node.inputs.size() > 3 || node.inputs[0] == ir::kNoValue) return std::string("Clip with other arity");
+    for (size_t i = 1; i < node.inputs.size(); ++i)
+      if (node.inputs[i] != ir::kNoValue && num_elements(graph.value(node.inputs[i]).shape) != 1)
+        return std::string("Clip bounds must have one element");
+    return std::nullopt;
+  }
   if (node.inputs.size() != want || node.outputs.size() != 1) return std::string(ir::op_name(node.op)) + " with other arity";
   for (ir::ValueId v : node.inputs)
     if (v == ir::kNoValue) return std::string("an omitted input");
@@ -100,7 +108,8 @@ void record_typed_elementwise(Context& ctx, int node_index, NodeProgram& program
   if (n == 0) return;
   std::vector<int64_t> dims = out_shape;
   std::vector<std::vector<int64_t>> strides(3, std::vector<int64_t>(out_shape.size(), 0));
-  for (size_t k = 0; k < node.inputs.size(); ++k) strides[k] = broadcast_strides(g.value(node.inputs[k]).shape, out_shape);
+  for (size_t k = 0; k < node.inputs.size(); ++k)
+    if (node.inputs[k] != ir::kNoValue) strides[k] = broadcast_strides(g.value(node.inputs[k]).shape, out_shape);
   std::vector<int64_t> out_strides = contiguous_strides(out_shape);
   collapse_dims(dims, {&out_strides, &strides[0], &strides[1], &strides[2]});
   std::vector<uint32_t> p(TE_WORDS, 0);
@@ -114,9 +123,11 @@ void record_typed_elementwise(Context& ctx, int node_index, NodeProgram& program
   dispatch.spec[0] = static_cast<int32_t>(*typed_code(node.op));
   for (size_t k = 0; k < 3; ++k) {
     const size_t w = TE_IN + k * TE_IN_WORDS;
-    if (k < node.inputs.size()) {
+    if (k < node.inputs.size() && node.inputs[k] != ir::kNoValue) {
       p[w] = ctx.at(node.inputs[k]);
       dispatch.spec[1 + k] = type_code(g.value(node.inputs[k]).dtype);
+    } else {
+      dispatch.spec[1 + k] = TY_NONE;
     }
     for (size_t d = 0; d < dims.size(); ++d) p[w + 1 + d] = word(strides[k][d], node);
   }

@@ -132,6 +132,7 @@
 #define TY_I32 1
 #define TY_I64 2
 #define TY_BOOL 3
+#define TY_NONE 4  // an omitted operand (Clip's bounds)
 
 // typed_ew.comp: out = op(a[, b[, c]]) over any element types, operands broadcast through strides
 // (offsets in words, strides in elements); integers computed in int64. Spec constants: 0 the op,
@@ -154,6 +155,7 @@
 #define TE_NEG 16
 #define TE_ABS 17
 #define TE_RELU 18
+#define TE_CLIP 19   // integers: b (lower bound) then c (upper), each may be omitted (TY_NONE)
 #define TE_MAX_RANK 6
 #define TE_N 0
 #define TE_RANK 1

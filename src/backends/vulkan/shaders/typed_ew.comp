@@ -1,6 +1,6 @@
 #version 450
 // Element-wise ops over any element type (typed_ew in params.h): Cast, comparisons, And/Or/Xor/Not,
-// Where, and the integer forms of Add/Sub/Mul/Div/Neg/Abs/Relu. Integers are computed in int64
+// Where, and the integer forms of Add/Sub/Mul/Div/Neg/Abs/Relu/Clip. Integers are computed in int64
 // (an int32 result is the low word: the same wrap as the cpu's), floats compare in float32 (NaN:
 // false), Where copies the chosen operand's words. Operands broadcast through their strides; the
 // output is contiguous. The op and the four types are specialization constants.
@@ -73,6 +73,11 @@ void main() {
       else if (OP == TE_XOR) r = x != y;
       else r = !x;
       words[o] = r ? 1u : 0u;
+    } else if (OP == TE_CLIP) {
+      int64_t x = load_i(TA, a);
+      if (TB != TY_NONE) x = x < load_i(TB, b) ? load_i(TB, b) : x;  // min > max gives max, as the cpu
+      if (TC != TY_NONE) x = x > load_i(TC, cc) ? load_i(TC, cc) : x;
+      store_i(o, x);
     } else {
       const int64_t x = load_i(TA, a);
       const int64_t y = (OP >= TE_ADD && OP <= TE_DIV) ? load_i(TB, b) : 0L;
