@@ -153,9 +153,15 @@ TEST(VulkanTypedOps, Reductions) {
   check(Op::ReduceMean, {{rnd({1, 192, 70}, 4), true}, {i64({1}, {1}), false}}, {}, "the voice's LayerNorm mean", 192);
   check(Op::ReduceSum, {{rnd({1, 16384}, 5, DType::Float32, 0, 1), true}, {i64({1}, {1}), false}}, {}, "16384 terms (compensated)",
         16384);
-  // Past llvmpipe's loop limit: refused with the reason, not silently cut short.
-  const ir::Graph longer = node_graph(Op::ReduceSum, {{rnd({1, 16385}, 5), true}, {i64({1}, {1}), false}});
-  EXPECT_NE(vulkan::backend().unsupported_reason(longer, longer.nodes[0]).value_or("").find("loop limit"), std::string::npos);
+  // Past llvmpipe's loop limit: two passes (chunks in order, then the chunks in order).
+  check(Op::ReduceSum, {{rnd({1, 100000}, 5, DType::Float32, 0, 1), true}, {i64({1}, {1}), false}}, {}, "100000 terms, split", 100000);
+  for (Op op : {Op::ReduceMean, Op::ReduceMax, Op::ReduceMin})
+    check(op, {{rnd({3, 50001}, 6), true}, {i64({1}, {1}), false}}, {}, "50001 terms, split", 50001);
+  check(Op::ReduceSum, {{rnd({40000, 3}, 7), true}, {i64({1}, {0}), false}}, {}, "strided, split", 40000);
+  check(Op::ReduceSum, {{rnd({2, 70000}, 8, DType::Int64, -1000, 1000), true}, {i64({1}, {1}), false}}, {}, "int64, split");
+  Tensor late_nan = rnd({1, 30000}, 9);
+  late_nan.data<float>()[20000] = std::numeric_limits<float>::quiet_NaN();
+  check(Op::ReduceMax, {{late_nan, true}, {i64({1}, {1}), false}}, {}, "NaN in a later chunk");
   Tensor nan = rnd({2, 6}, 6);
   nan.data<float>()[3] = std::numeric_limits<float>::quiet_NaN();
   check(Op::ReduceMax, {{nan, true}, {i64({1}, {1}), false}}, {}, "NaN propagates");
@@ -317,8 +323,7 @@ TEST(VulkanLoopLimit, SerialWalksRunUpToTheLimitAndAreRefusedPastIt) {
   const ir::Graph graphs[] = {node_graph(Op::Conv, {{rnd({1, k / 4 + 1, 8}, 1), true}, {rnd({4, k / 4 + 1, 4}, 2), false}}),
                               node_graph(Op::MatMul, {{rnd({2, k + 1}, 3), true}, {rnd({k + 1, 3}, 4), false}}),
                               node_graph(Op::Softmax, {{rnd({2, k + 1}, 5), true}}),
-                              node_graph(Op::CumSum, {{rnd({2, k + 1}, 6), true}, {i64({}, {1}), false}}),
-                              node_graph(Op::ReduceMean, {{rnd({2, k + 1}, 7), true}})};
+                              node_graph(Op::CumSum, {{rnd({2, k + 1}, 6), true}, {i64({}, {1}), false}})};
   for (const ir::Graph& g : graphs)
     EXPECT_NE(vulkan::backend().unsupported_reason(g, g.nodes[0]).value_or("").find("loop limit"), std::string::npos)
         << ir::op_name(g.nodes[0].op);

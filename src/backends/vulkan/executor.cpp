@@ -267,6 +267,9 @@ void VulkanExecutable::lay_out() {
   // The error word of each node that checks its inputs' values (indices, integer divisors).
   for (size_t i = 0; i < graph_.nodes.size(); ++i)
     if (checks_values(graph_, graph_.nodes[i])) error_slots_.push_back({static_cast<int>(i), static_cast<size_t>(add_slot(4))});
+  for (size_t i = 0; i < graph_.nodes.size(); ++i)
+    if (const size_t bytes = workspace_bytes(graph_, graph_.nodes[i]))
+      workspace_slots_.push_back({static_cast<int>(i), static_cast<size_t>(add_slot(bytes))});
   if (safe) broken_at_ = static_cast<size_t>(add_slot(sizeof(uint32_t)));
   const size_t arena_bytes = align_up(std::max<size_t>(cursor, 16));
   if (options_.max_memory_bytes > 0 && arena_bytes > static_cast<size_t>(options_.max_memory_bytes))
@@ -309,6 +312,7 @@ void VulkanExecutable::record_programs() {
   Context ctx(graph_, value_offset_);
   for (const auto& [node, at] : key_slots_) ctx.set_key_slot(node, static_cast<uint32_t>(at / 4));
   for (const auto& [node, at] : error_slots_) ctx.set_error_slot(node, static_cast<uint32_t>(at / 4));
+  for (const auto& [node, at] : workspace_slots_) ctx.set_workspace(node, static_cast<uint32_t>(at / 4));
   ctx.set_features(dev_->int64, dev_->float64);
   for (int i = 0; i < static_cast<int>(graph_.nodes.size()); ++i) {
     NodeProgram program;

@@ -80,6 +80,7 @@ class VulkanExecutable final : public Executable {
   // (node checking its input values, arena offset of its error word: ~0 or the first bad position)
   std::vector<std::pair<int, size_t>> error_slots_;
   size_t errors_staging_ = 0;
+  std::vector<std::pair<int, size_t>> workspace_slots_;  // (node, arena offset of its scratch)
 
   // Safe mode (Options.safe): every value in its own slot between canary guards, NaN-filled at
   // each run; after every dispatch canary_check.comp reads every guard (run_checked).

@@ -53,6 +53,8 @@ int32_t type_code(DType t);
 
 // reduce.cpp (reduce.comp, cumsum.comp): ReduceSum/Mean/Max/Min and CumSum, in index order.
 bool is_reduce(ir::Op op);
+// Scratch bytes a node's kernels need in the arena (a split reduction's partials); 0 for most.
+size_t workspace_bytes(const ir::Graph& graph, const ir::Node& node);
 std::optional<std::string> reduce_unsupported(const ir::Graph& graph, const ir::Node& node, bool int64);
 void record_reduce_family(Context& ctx, int node_index, NodeProgram& program);
 

@@ -26,6 +26,12 @@ uint32_t Context::error_slot(int node) const {
   throw Error(ErrorCode::Internal, "vulkan: node " + std::to_string(node) + " has no error word");
 }
 
+uint32_t Context::workspace(int node) const {
+  for (const auto& [n, w] : workspaces_)
+    if (n == node) return w;
+  throw Error(ErrorCode::Internal, "vulkan: node " + std::to_string(node) + " has no workspace");
+}
+
 uint32_t Context::add_params(const std::vector<uint32_t>& words) {
   const auto base = static_cast<uint32_t>(params_.size());
   params_.insert(params_.end(), words.begin(), words.end());

@@ -51,6 +51,9 @@ class Context {
   // A checking node's error word (arena words): the first bad element's position, or ~0.
   void set_error_slot(int node, uint32_t word) { errors_.emplace_back(node, word); }
   uint32_t error_slot(int node) const;
+  // A node's workspace (workspace_bytes) in arena words.
+  void set_workspace(int node, uint32_t word) { workspaces_.emplace_back(node, word); }
+  uint32_t workspace(int node) const;
   void set_features(bool int64, bool float64) { int64_ = int64, float64_ = float64; }
   bool int64() const { return int64_; }
 
@@ -58,7 +61,7 @@ class Context {
   const ir::Graph& graph_;
   std::vector<int64_t> offsets_;  // per ValueId, bytes; -1 without a slot
   std::vector<uint32_t> params_;
-  std::vector<std::pair<int, uint32_t>> keys_, errors_;
+  std::vector<std::pair<int, uint32_t>> keys_, errors_, workspaces_;
   bool int64_ = false, float64_ = false;
 };
 

@@ -183,7 +183,16 @@
 #define RD_COUNT (RD_RSTR + RD_MAX_RANK)
 #define RD_IN (RD_COUNT + 1)
 #define RD_OUT (RD_IN + 1)
-#define RD_WORDS (RD_OUT + 1)
+// Past RD_CHUNK reduced elements a reduction runs split (llvmpipe's loop limit): pass 1 (spec 2 =
+// RD_PARTIAL) reduces each chunk of RD_CHUNK consecutive positions into 2 words of the workspace
+// at RD_WS, pass 2 (RD_COMBINE) combines an output's RD_CHUNKS partials in order.
+#define RD_CHUNK (RD_OUT + 1)
+#define RD_CHUNKS (RD_CHUNK + 1)
+#define RD_WS (RD_CHUNKS + 1)
+#define RD_WORDS (RD_WS + 1)
+#define RD_WHOLE 0
+#define RD_PARTIAL 1
+#define RD_COMBINE 2
 
 // cumsum.comp: per lane (outer x inner) the running sum along `dim` elements `inner` apart.
 // Spec: 0 type.
