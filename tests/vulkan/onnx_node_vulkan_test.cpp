@@ -184,6 +184,7 @@ TEST(VulkanOnnxNodeSuite, PassesWhereCpuPassesOrRefusesWithAReason) {
   if (suite().supported.empty()) GTEST_SKIP() << "no ONNX node tests at " << node_dir() << ": set LOCKSTEP_ONNX_NODE_DIR";
   int passed = 0, skipped = 0, cpu_fails = 0;
   std::map<std::string, int> refused;  // reason -> cases
+  std::map<std::string, std::string> cases;  // reason -> its cases' names
   std::vector<std::string> failed;
   for (const std::string& test : suite().supported) {
     if (cpu_skips().count(test)) {
@@ -202,6 +203,7 @@ TEST(VulkanOnnxNodeSuite, PassesWhereCpuPassesOrRefusesWithAReason) {
       std::string reason = miss.substr(miss.find("vulkan backend: ") == std::string::npos ? 0 : miss.find("vulkan backend: ") + 16);
       reason = reason.substr(0, reason.find(" ("));
       ++refused[reason];
+      cases[reason] += (cases[reason].empty() ? "" : ", ") + test;
     } else {
       failed.push_back(test + ": " + miss);
     }
@@ -212,7 +214,7 @@ TEST(VulkanOnnxNodeSuite, PassesWhereCpuPassesOrRefusesWithAReason) {
             << " refused by unsupported_reason, " << skipped << " skipped (skip list, cpu), " << failed.size()
             << " failed, " << cpu_fails << " not passing on cpu either; " << suite().unsupported
             << " tests use ops lockstep does not import" << std::endl;
-  for (const auto& [reason, n] : refused) std::cout << "  refused " << n << "x: " << reason << std::endl;
+  for (const auto& [reason, n] : refused) std::cout << "  refused " << n << "x: " << reason << " (" << cases[reason] << ")" << std::endl;
   for (const std::string& f : failed) ADD_FAILURE() << f;
   EXPECT_GT(passed, 100);
 }

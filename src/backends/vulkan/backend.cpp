@@ -9,7 +9,8 @@
 namespace lockstep::vulkan {
 namespace {
 
-// Run-time tensors of the compute kernels are float32; data movement also copies int32/int64.
+// Run-time tensors of the float kernels are float32; the families that take other element types
+// (data movement, indexing, the typed kernels, reductions, random) check them themselves.
 std::optional<std::string> value_unsupported(const ir::Graph& graph, ir::ValueId id, bool any_dtype) {
   if (id == ir::kNoValue) return std::nullopt;
   const ir::Value& v = graph.value(id);
@@ -31,23 +32,33 @@ class VulkanBackend final : public Backend {
 
   std::optional<std::string> unsupported_reason(const ir::Graph& graph, const ir::Node& node) const override {
     if (ir::has_data_dependent_shape(node.op)) return std::string("data-dependent output shape: runs in the run-time shape stage");
-    const bool moves = is_data_movement(node.op);
+    // These families check their own element types.
+    const bool own_types = is_data_movement(node.op) || is_indexing(node.op) || is_typed_elementwise(graph, node) ||
+                           is_reduce(node.op) || ir::is_random(node.op);
     for (size_t i = 0; i < node.inputs.size(); ++i)
       if (!ir::is_parameter_input(node.op, i))
-        if (auto r = value_unsupported(graph, node.inputs[i], moves)) return r;
+        if (auto r = value_unsupported(graph, node.inputs[i], own_types)) return r;
     for (ir::ValueId v : node.outputs)
-      if (auto r = value_unsupported(graph, v, moves)) return r;
+      if (auto r = value_unsupported(graph, v, own_types)) return r;
     for (const auto& step : node.epilogue) {
       if (auto r = epilogue_step_unsupported(step.op)) return "epilogue step " + *r;
       if (auto r = value_unsupported(graph, step.operand, false)) return r;
+      if (step.op == ir::Op::Pow)
+        if (auto r = pow_exponent_unsupported(graph, step.operand)) return "epilogue step " + *r;
     }
+    Device* dev = device();
+    const bool int64 = dev && dev->int64, float64 = dev && dev->float64;
     switch (node.op) {
       case ir::Op::Conv: case ir::Op::ConvTranspose:
         return conv_unsupported(graph, node);
       case ir::Op::MatMul: case ir::Op::Gemm: case ir::Op::Softmax:
         return matmul_unsupported(graph, node);
       default:
-        if (moves) return data_movement_unsupported(graph, node);
+        if (ir::is_random(node.op)) return random_unsupported(graph, node, float64);
+        if (is_reduce(node.op)) return reduce_unsupported(graph, node, int64);
+        if (is_indexing(node.op)) return indexing_unsupported(graph, node);
+        if (is_typed_elementwise(graph, node)) return typed_elementwise_unsupported(graph, node, int64, float64);
+        if (is_data_movement(node.op)) return data_movement_unsupported(graph, node);
         return elementwise_unsupported(graph, node);
     }
   }

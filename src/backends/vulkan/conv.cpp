@@ -82,6 +82,9 @@ std::optional<std::string> conv_unsupported(const ir::Graph& graph, const ir::No
   if (g.cout / g.co_tile > 65535 || g.n * g.hout > 65535 || (g.xtiles + kLocal - 1) / kLocal > 65535)
     return std::string("the convolution's dispatch grid exceeds 65535 workgroups in one dimension");
   if (g.pw < -65536 || g.ph < -65536) return std::string("pads beyond 65536");
+  if ((g.cin / g.group) * g.kh * g.kw > kMaxSerialLoop)
+    return std::to_string((g.cin / g.group) * g.kh * g.kw) + " taps per output: vulkan sums serially up to " +
+           std::to_string(kMaxSerialLoop) + " (llvmpipe's loop limit; a split sum is not implemented yet)";
   return std::nullopt;
 }
 

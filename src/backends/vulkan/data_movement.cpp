@@ -45,6 +45,14 @@ void push_dense_copy(Context& ctx, NodeProgram& program, const ir::Node& node, i
   push_copy(ctx, program, node, src, 0, {1}, dst, 0, {1}, {n});
 }
 
+}  // namespace
+
+void record_dense_copy(Context& ctx, NodeProgram& program, const ir::Node& node, ir::ValueId src, ir::ValueId dst) {
+  push_dense_copy(ctx, program, node, src, dst);
+}
+
+namespace {
+
 void record_slice(Context& ctx, const ir::Node& node, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
   const Shape& in = g.value(node.inputs[0]).shape;
@@ -121,7 +129,13 @@ void record_pad(Context& ctx, const ir::Node& node, NodeProgram& program) {
   p[PAD_N] = word(n, node);
   p[PAD_RANK] = static_cast<uint32_t>(in.size());
   p[PAD_MODE] = mode == "reflect" ? 1u : mode == "edge" ? 2u : 0u;
-  if (g.value(node.outputs[0]).dtype == DType::Int32) {
+  p[PAD_EW] = elem_words(g, node.outputs[0]);
+  const DType t = g.value(node.outputs[0]).dtype;
+  if (t == DType::Int64) {
+    const auto v = static_cast<uint64_t>(static_cast<int64_t>(value));
+    p[PAD_VALUE] = static_cast<uint32_t>(v);
+    p[PAD_VALUE_HI] = static_cast<uint32_t>(v >> 32);
+  } else if (t == DType::Int32 || t == DType::Bool) {
     p[PAD_VALUE] = static_cast<uint32_t>(static_cast<int32_t>(value));
   } else {
     const float f = static_cast<float>(value);
@@ -157,9 +171,8 @@ bool is_data_movement(ir::Op op) {
 std::optional<std::string> data_movement_unsupported(const ir::Graph& graph, const ir::Node& node) {
   if (node.inputs.empty() || node.inputs[0] == ir::kNoValue) return std::string("no data input");
   const DType t = graph.value(node.inputs[0]).dtype;
-  if (t != DType::Float32 && t != DType::Int32 && t != DType::Int64)
-    return std::string(dtype_name(t)) + " tensors are not supported on vulkan (float32, int32, int64)";
-  if (node.op == ir::Op::Pad && t == DType::Int64) return std::string("Pad of int64 tensors is not implemented on vulkan yet");
+  if (t != DType::Float32 && t != DType::Int32 && t != DType::Int64 && t != DType::Bool)
+    return std::string(dtype_name(t)) + " tensors are not supported on vulkan (float32, int32, int64, bool)";
   for (size_t i = 1; i < node.inputs.size(); ++i)
     if (node.inputs[i] != ir::kNoValue && node.op != ir::Op::Concat && !graph.is_constant(node.inputs[i]))
       return "parameter input " + std::to_string(i) + " is not a constant";

@@ -176,6 +176,13 @@ Device* create_device() {
   dci.pQueueCreateInfos = &qci;
   dci.enabledExtensionCount = static_cast<uint32_t>(dev_enable.size());
   dci.ppEnabledExtensionNames = dev_enable.data();
+  VkPhysicalDeviceFeatures has{}, features{};
+  api.vkGetPhysicalDeviceFeatures(d->physical, &has);
+  features.shaderInt64 = has.shaderInt64;
+  features.shaderFloat64 = has.shaderFloat64;
+  d->int64 = has.shaderInt64 == VK_TRUE;
+  d->float64 = has.shaderFloat64 == VK_TRUE;
+  dci.pEnabledFeatures = &features;
   r = api.vkCreateDevice(d->physical, &dci, nullptr, &d->device);
   if (r != VK_SUCCESS) throw Error(ErrorCode::DeviceUnavailable, "vkCreateDevice on " + d->name + " failed (VkResult " + std::to_string(r) + ")");
   load_device(d->device);

@@ -32,6 +32,9 @@ class Device {
   std::string driver;  // "lavapipe", "NVIDIA", "MoltenVK", or the driver's own name
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;  // binding 0 arena, 1 params
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;  // plus a 4-byte push constant
+  // Enabled when the device has them: int64 arithmetic (the int/bool kernels compute integers in
+  // int64) and float64 (the random kernels' Box-Muller, as the cpu's, in double).
+  bool int64 = false, float64 = false;
 
   // "llvmpipe (LLVM 15.0.6, 256 bits) [lavapipe]".
   std::string description() const { return name + " [" + driver + "]"; }

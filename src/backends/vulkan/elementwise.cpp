@@ -1,6 +1,7 @@
 // Element-wise nodes and epilogues as programs of ew_program.comp: acc = src, then each step.
 // A node's own op is the first step, its fused epilogue the next ones; more than EW_MAX_STEPS
 // steps continue in further dispatches in place on the output.
+#include <cmath>
 #include <cstring>
 
 #include "backends/vulkan/families.h"
@@ -33,11 +34,16 @@ std::optional<uint32_t> ew_code(ir::Op op) {
     case ir::Op::Ceil: return EW_CEIL;
     case ir::Op::Erf: return EW_ERF;
     case ir::Op::Softplus: return EW_SOFTPLUS;
+    case ir::Op::Pow: return EW_POW;
     default: return std::nullopt;
   }
 }
 
-bool is_binary(uint32_t code) { return code == EW_ADD || code == EW_SUB || code == EW_MUL || code == EW_DIV; }
+bool is_binary(uint32_t code) {
+  return code == EW_ADD || code == EW_SUB || code == EW_MUL || code == EW_DIV || code == EW_POW;
+}
+
+constexpr double kMaxPowExponent = 64;  // repeated squaring: at most 2 log2(64) = 12 roundings
 
 struct Step {
   uint32_t code = 0;
@@ -127,6 +133,19 @@ std::optional<std::string> epilogue_step_unsupported(ir::Op op) {
   return std::nullopt;
 }
 
+std::optional<std::string> pow_exponent_unsupported(const ir::Graph& graph, ir::ValueId exponent) {
+  const ir::Value& e = graph.value(exponent);
+  if (e.dtype != DType::Float32 && e.dtype != DType::Float64)
+    return std::string("Pow with a ") + dtype_name(e.dtype) + " exponent is not implemented on vulkan (float32)";
+  if (!e.constant.defined()) return std::string("Pow with a run-time exponent is not implemented on vulkan (constant exponents only)");
+  for (int64_t i = 0; i < e.constant.numel(); ++i) {
+    const double y = e.constant.element_as_double(i);
+    if (y != 0.5 && (y != std::floor(y) || std::fabs(y) > kMaxPowExponent))
+      return "Pow with exponent " + std::to_string(y) + " is not implemented on vulkan (integers |n| <= 64 and 0.5)";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> elementwise_unsupported(const ir::Graph& graph, const ir::Node& node) {
   if (node.op == ir::Op::Clip) {  // x, [min], [max]: one-element bounds, read as broadcast operands
     for (size_t i = 1; i < node.inputs.size(); ++i)
@@ -140,6 +159,7 @@ std::optional<std::string> elementwise_unsupported(const ir::Graph& graph, const
     return std::string(ir::op_name(node.op)) + " with " + std::to_string(node.inputs.size()) + " inputs";
   for (ir::ValueId v : node.inputs)
     if (v == ir::kNoValue) return std::string("an omitted input");
+  if (node.op == ir::Op::Pow) return pow_exponent_unsupported(graph, node.inputs[1]);
   return std::nullopt;
 }
 

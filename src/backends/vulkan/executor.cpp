@@ -6,6 +6,8 @@
 #include "backends/vulkan/families.h"
 #include "backends/vulkan/shaders/params.h"
 #include "backends/vulkan/testing.h"
+#include "core/random.h"
+#include "ir/infer_rules.h"
 
 namespace lockstep::vulkan {
 
@@ -17,24 +19,43 @@ constexpr uint32_t kNaNBits = 0x7fc00000u;  // safe mode fills every fresh buffe
 
 size_t align_up(size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
+// On the device a bool is a 32-bit word (0 or 1): every kernel then reads and writes whole words
+// (no byte stores racing within a word). Bool values therefore take their own slots, not the
+// memory plan's (which sizes them at one byte).
 size_t device_elem_size(DType dtype) {
   switch (dtype) {
-    case DType::Float32: case DType::Float64: case DType::Int32: return 4;
+    case DType::Float32: case DType::Float64: case DType::Int32: case DType::Bool: return 4;
     case DType::Int64: return 8;
-    case DType::Bool: return 1;
   }
   return 4;
 }
 
-DType device_dtype(DType dtype) { return dtype == DType::Float64 ? DType::Float32 : dtype; }
+DType device_dtype(DType dtype) {
+  if (dtype == DType::Float64) return DType::Float32;
+  return dtype == DType::Bool ? DType::Int32 : dtype;
+}
 
-Tensor to_device_repr(const Tensor& t) { return t.dtype() == DType::Float64 ? t.to(DType::Float32) : t; }
+Tensor to_device_repr(const Tensor& t) {
+  if (t.dtype() == DType::Float64) return t.to(DType::Float32);
+  return t.dtype() == DType::Bool ? t.to(DType::Int32) : t;
+}
+
+// A value's bytes as read back from the device, in the value's own dtype.
+Tensor from_device(const ir::Value& value, const std::byte* bytes) {
+  Tensor t(device_dtype(value.dtype), value.shape);
+  if (t.nbytes()) std::memcpy(t.raw(), bytes, t.nbytes());
+  return value.dtype == DType::Bool ? t.to(DType::Bool) : t;
+}
 
 void record_node(Context& ctx, int index, NodeProgram& program) {
   const ir::Node& node = ctx.graph().nodes[static_cast<size_t>(index)];
   if (node.op == ir::Op::Conv || node.op == ir::Op::ConvTranspose) record_conv(ctx, index, program);
   else if (node.op == ir::Op::MatMul || node.op == ir::Op::Gemm || node.op == ir::Op::Softmax) record_matmul(ctx, index, program);
   else if (is_data_movement(node.op)) record_data_movement(ctx, index, program);
+  else if (is_indexing(node.op)) record_indexing(ctx, index, program);
+  else if (is_reduce(node.op)) record_reduce_family(ctx, index, program);
+  else if (ir::is_random(node.op)) record_random(ctx, index, program);
+  else if (is_typed_elementwise(ctx.graph(), node)) record_typed_elementwise(ctx, index, program);
   else record_elementwise(ctx, index, program);
 }
 
@@ -230,7 +251,7 @@ void VulkanExecutable::lay_out() {
   }
   for (size_t v = 0; v < nvalues; ++v) {
     if (!used[v] || graph_.values[v].constant.defined()) continue;
-    const bool planned = plan && plan->offsets[v] >= 0;
+    const bool planned = plan && plan->offsets[v] >= 0 && graph_.values[v].dtype != DType::Bool;
     if (planned) {
       if (static_cast<size_t>(plan->sizes[v]) < value_bytes_[v] || plan->offsets[v] + plan->sizes[v] > plan->arena_bytes)
         throw Error(ErrorCode::Internal, "vulkan: the memory plan gives value '" + graph_.values[v].name + "' " +
@@ -240,6 +261,15 @@ void VulkanExecutable::lay_out() {
       value_offset_[v] = safe ? add_guarded("value '" + graph_.values[v].name + "'", value_bytes_[v]) : add_slot(value_bytes_[v]);
     }
   }
+  // The 64-bit Philox key of each random node, written into staging by every run (the run's seed).
+  for (size_t i = 0; i < graph_.nodes.size(); ++i)
+    if (ir::is_random(graph_.nodes[i].op)) key_slots_.push_back({static_cast<int>(i), static_cast<size_t>(add_slot(8))});
+  // The error word of each node that checks its inputs' values (indices, integer divisors).
+  for (size_t i = 0; i < graph_.nodes.size(); ++i)
+    if (checks_values(graph_, graph_.nodes[i])) error_slots_.push_back({static_cast<int>(i), static_cast<size_t>(add_slot(4))});
+  for (size_t i = 0; i < graph_.nodes.size(); ++i)
+    if (const size_t bytes = workspace_bytes(graph_, graph_.nodes[i]))
+      workspace_slots_.push_back({static_cast<int>(i), static_cast<size_t>(add_slot(bytes))});
   if (safe) broken_at_ = static_cast<size_t>(add_slot(sizeof(uint32_t)));
   const size_t arena_bytes = align_up(std::max<size_t>(cursor, 16));
   if (options_.max_memory_bytes > 0 && arena_bytes > static_cast<size_t>(options_.max_memory_bytes))
@@ -261,6 +291,10 @@ void VulkanExecutable::lay_out() {
     out_offsets_.push_back(staging);
     staging = align_up(staging + value_bytes_[static_cast<size_t>(v)]);
   }
+  keys_staging_ = staging;
+  staging = align_up(staging + 8 * key_slots_.size());
+  errors_staging_ = staging;
+  staging = align_up(staging + 4 * error_slots_.size());
   broken_staging_ = staging;  // the canary check's result word (safe mode)
   staging = align_up(staging + sizeof(uint32_t));
   tap_offset_ = staging;
@@ -276,6 +310,10 @@ void VulkanExecutable::lay_out() {
 
 void VulkanExecutable::record_programs() {
   Context ctx(graph_, value_offset_);
+  for (const auto& [node, at] : key_slots_) ctx.set_key_slot(node, static_cast<uint32_t>(at / 4));
+  for (const auto& [node, at] : error_slots_) ctx.set_error_slot(node, static_cast<uint32_t>(at / 4));
+  for (const auto& [node, at] : workspace_slots_) ctx.set_workspace(node, static_cast<uint32_t>(at / 4));
+  ctx.set_features(dev_->int64, dev_->float64);
   for (int i = 0; i < static_cast<int>(graph_.nodes.size()); ++i) {
     NodeProgram program;
     program.node = i;
@@ -407,7 +445,9 @@ void VulkanExecutable::record_run() {
     const auto v = static_cast<size_t>(graph_.inputs[i]);
     if (value_bytes_[v]) in.push_back({in_offsets_[i], static_cast<VkDeviceSize>(value_offset_[v]), value_bytes_[v]});
   }
+  for (size_t k = 0; k < key_slots_.size(); ++k) in.push_back({keys_staging_ + 8 * k, key_slots_[k].second, 8});
   if (!in.empty()) api.vkCmdCopyBuffer(run_cb_, staging_.buffer, arena_.buffer, static_cast<uint32_t>(in.size()), in.data());
+  for (const auto& e : error_slots_) api.vkCmdFillBuffer(run_cb_, arena_.buffer, e.second, 4, 0xffffffffu);
   after_transfer_in(run_cb_);
   api.vkCmdBindDescriptorSets(run_cb_, VK_PIPELINE_BIND_POINT_COMPUTE, dev_->pipeline_layout, 0, 1, &set_, 0, nullptr);
   for (const NodeProgram& program : programs_) record_dispatches(run_cb_, program);
@@ -417,6 +457,7 @@ void VulkanExecutable::record_run() {
     const auto v = static_cast<size_t>(graph_.outputs[i]);
     if (value_bytes_[v]) out.push_back({static_cast<VkDeviceSize>(value_offset_[v]), out_offsets_[i], value_bytes_[v]});
   }
+  for (size_t k = 0; k < error_slots_.size(); ++k) out.push_back({error_slots_[k].second, errors_staging_ + 4 * k, 4});
   if (!out.empty()) api.vkCmdCopyBuffer(run_cb_, arena_.buffer, staging_.buffer, static_cast<uint32_t>(out.size()), out.data());
   before_host_read(run_cb_);
   check_vk(api.vkEndCommandBuffer(run_cb_), "end command buffer");
@@ -442,13 +483,38 @@ void VulkanExecutable::stage_inputs(const std::vector<Tensor>& inputs) {
   }
 }
 
+// The first checking node (in run order) whose error word was written: the cpu's error, after the
+// run (the device clamped the bad index or divided by nothing).
+void VulkanExecutable::check_errors() const {
+  for (size_t k = 0; k < error_slots_.size(); ++k) {
+    uint32_t position = 0;
+    std::memcpy(&position, static_cast<const std::byte*>(staging_.mapped) + errors_staging_ + 4 * k, sizeof position);
+    if (position == 0xffffffffu) continue;
+    const ir::Node& node = graph_.nodes[static_cast<size_t>(error_slots_[k].first)];
+    if (node.op == ir::Op::Div)
+      throw Error(ErrorCode::InvalidArgument, "integer division by zero (output element " + std::to_string(position) + ")",
+                  node.result_onnx_name(), "Div");
+    throw Error(ErrorCode::InvalidArgument,
+                "vulkan: index out of range (element " + std::to_string(position) + " of the indices)", node.result_onnx_name(),
+                ir::op_name(node.op));
+  }
+}
+
+void VulkanExecutable::stage_keys(uint64_t run_seed) {
+  for (size_t k = 0; k < key_slots_.size(); ++k) {
+    const ir::Node& node = graph_.nodes[static_cast<size_t>(key_slots_[k].first)];
+    const ir::RandomSpec spec = ir::random_spec(node, node.inputs.empty() || node.inputs[0] == ir::kNoValue
+                                                          ? DType::Float32 : graph_.value(node.inputs[0]).dtype);
+    const uint64_t key = random::stream_key(random::op_seed(spec.has_seed, spec.seed, run_seed), node.name);
+    std::memcpy(static_cast<std::byte*>(staging_.mapped) + keys_staging_ + 8 * k, &key, sizeof key);
+  }
+}
+
 std::vector<Tensor> VulkanExecutable::read_outputs() const {
   std::vector<Tensor> outputs;
   for (size_t i = 0; i < graph_.outputs.size(); ++i) {
     const ir::Value& value = graph_.value(graph_.outputs[i]);
-    Tensor t(device_dtype(value.dtype), value.shape);
-    std::memcpy(t.raw(), static_cast<const std::byte*>(staging_.mapped) + out_offsets_[i], t.nbytes());
-    outputs.push_back(std::move(t));
+    outputs.push_back(from_device(value, static_cast<const std::byte*>(staging_.mapped) + out_offsets_[i]));
   }
   return outputs;
 }
@@ -470,7 +536,9 @@ void VulkanExecutable::run_eager(const RunOptions& options) {
     const auto v = static_cast<size_t>(graph_.inputs[i]);
     if (value_bytes_[v]) in.push_back({in_offsets_[i], static_cast<VkDeviceSize>(value_offset_[v]), value_bytes_[v]});
   }
+  for (size_t k = 0; k < key_slots_.size(); ++k) in.push_back({keys_staging_ + 8 * k, key_slots_[k].second, 8});
   if (!in.empty()) api.vkCmdCopyBuffer(eager_cb_, staging_.buffer, arena_.buffer, static_cast<uint32_t>(in.size()), in.data());
+  for (const auto& e : error_slots_) api.vkCmdFillBuffer(eager_cb_, arena_.buffer, e.second, 4, 0xffffffffu);
   after_transfer_in(eager_cb_);
   check_vk(api.vkEndCommandBuffer(eager_cb_), "end command buffer");
   submit_and_wait(eager_cb_);
@@ -506,12 +574,12 @@ void VulkanExecutable::run_eager(const RunOptions& options) {
       if (v == ir::kNoValue) continue;
       const ir::Value& value = graph_.value(v);
       const size_t bytes = value_bytes_[static_cast<size_t>(v)];
-      Tensor t(device_dtype(value.dtype), value.shape);
-      if (bytes) std::memcpy(t.raw(), staging + at, bytes);
+      Tensor t = from_device(value, staging + at);
       if (options.fault_for_testing) {  // test-only: alter the node's output through the host copy
         options.fault_for_testing(node, static_cast<int>(i), t);
         if (bytes) {
-          std::memcpy(staging + at, t.raw(), bytes);
+          const Tensor d = to_device_repr(t);
+          std::memcpy(staging + at, d.raw(), bytes);
           back.push_back({at, static_cast<VkDeviceSize>(value_offset_[static_cast<size_t>(v)]), bytes});
         }
       }
@@ -534,6 +602,7 @@ void VulkanExecutable::run_eager(const RunOptions& options) {
     const auto v = static_cast<size_t>(graph_.outputs[i]);
     if (value_bytes_[v]) out.push_back({static_cast<VkDeviceSize>(value_offset_[v]), out_offsets_[i], value_bytes_[v]});
   }
+  for (size_t k = 0; k < error_slots_.size(); ++k) out.push_back({error_slots_[k].second, errors_staging_ + 4 * k, 4});
   if (!out.empty()) api.vkCmdCopyBuffer(eager_cb_, arena_.buffer, staging_.buffer, static_cast<uint32_t>(out.size()), out.data());
   before_host_read(eager_cb_);
   check_vk(api.vkEndCommandBuffer(eager_cb_), "end command buffer");
@@ -543,8 +612,10 @@ void VulkanExecutable::run_eager(const RunOptions& options) {
 std::vector<Tensor> VulkanExecutable::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   stage_inputs(inputs);  // the previous run waited for its fence: staging is free
+  stage_keys(options.seed);
   if (options.tap || options.fault_for_testing || options_.safe) run_eager(options);
   else submit_and_wait(run_cb_);
+  check_errors();
   return read_outputs();
 }
 

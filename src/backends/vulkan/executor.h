@@ -53,6 +53,8 @@ class VulkanExecutable final : public Executable {
   void record_dispatches(VkCommandBuffer cb, const NodeProgram& program) const;
   void run_checked(const Dispatch& d, const ir::Node& node);
   void stage_inputs(const std::vector<Tensor>& inputs);
+  void stage_keys(uint64_t run_seed);
+  void check_errors() const;
   std::vector<Tensor> read_outputs() const;
   void submit_and_wait(VkCommandBuffer cb);
   void run_eager(const RunOptions& options);
@@ -73,7 +75,12 @@ class VulkanExecutable final : public Executable {
   Buffer arena_, params_buffer_, staging_;
   // Staging layout: inputs, outputs, the canary check's word, then one node's outputs (taps, faults).
   std::vector<size_t> in_offsets_, out_offsets_;
-  size_t broken_staging_ = 0, tap_offset_ = 0;
+  size_t broken_staging_ = 0, tap_offset_ = 0, keys_staging_ = 0;
+  std::vector<std::pair<int, size_t>> key_slots_;  // (random node, arena offset of its 64-bit key)
+  // (node checking its input values, arena offset of its error word: ~0 or the first bad position)
+  std::vector<std::pair<int, size_t>> error_slots_;
+  size_t errors_staging_ = 0;
+  std::vector<std::pair<int, size_t>> workspace_slots_;  // (node, arena offset of its scratch)
 
   // Safe mode (Options.safe): every value in its own slot between canary guards, NaN-filled at
   // each run; after every dispatch canary_check.comp reads every guard (run_checked).

@@ -80,7 +80,14 @@ void record_softmax(Context& ctx, const ir::Node& node, NodeProgram& program) {
 }  // namespace
 
 std::optional<std::string> matmul_unsupported(const ir::Graph& graph, const ir::Node& node) {
-  if (node.op == ir::Op::Softmax) return std::nullopt;
+  if (node.op == ir::Op::Softmax) {
+    const Shape& x = graph.value(node.inputs.at(0)).shape;
+    const int64_t dim = x.empty() ? 1 : x[static_cast<size_t>(ir::softmax_axis(node, static_cast<int64_t>(x.size())))];
+    if (dim * grid_passes(num_elements(x) / std::max<int64_t>(1, dim), 64) > kMaxSerialLoop)
+      return "Softmax over " + std::to_string(dim) + " elements: vulkan walks a row serially up to " + std::to_string(kMaxSerialLoop) +
+             " (llvmpipe's loop limit)";
+    return std::nullopt;
+  }
   if (node.inputs.size() < 2 || node.inputs[0] == ir::kNoValue || node.inputs[1] == ir::kNoValue)
     return std::string("needs two operands");
   MatMulGeometry g;
@@ -92,6 +99,9 @@ std::optional<std::string> matmul_unsupported(const ir::Graph& graph, const ir::
   if (g.batch.size() > MM_MAX_BATCH_RANK) return std::string("more than 4 batch dims are not supported on vulkan");
   if (g.m > 65535 || g.batches() > 65535 || (g.n + 63) / 64 > 65535)
     return std::string("the matrix product's dispatch grid exceeds 65535 workgroups in one dimension");
+  if (g.k > kMaxSerialLoop)
+    return "a matrix product over k = " + std::to_string(g.k) + ": vulkan sums serially up to " + std::to_string(kMaxSerialLoop) +
+           " (llvmpipe's loop limit; a split sum is not implemented yet)";
   return std::nullopt;
 }
 

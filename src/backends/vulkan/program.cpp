@@ -14,6 +14,24 @@ uint32_t Context::at(ir::ValueId v) const {
   return static_cast<uint32_t>(words);
 }
 
+uint32_t Context::key_slot(int node) const {
+  for (const auto& [n, w] : keys_)
+    if (n == node) return w;
+  throw Error(ErrorCode::Internal, "vulkan: random node " + std::to_string(node) + " has no key slot");
+}
+
+uint32_t Context::error_slot(int node) const {
+  for (const auto& [n, w] : errors_)
+    if (n == node) return w;
+  throw Error(ErrorCode::Internal, "vulkan: node " + std::to_string(node) + " has no error word");
+}
+
+uint32_t Context::workspace(int node) const {
+  for (const auto& [n, w] : workspaces_)
+    if (n == node) return w;
+  throw Error(ErrorCode::Internal, "vulkan: node " + std::to_string(node) + " has no workspace");
+}
+
 uint32_t Context::add_params(const std::vector<uint32_t>& words) {
   const auto base = static_cast<uint32_t>(params_.size());
   params_.insert(params_.end(), words.begin(), words.end());

@@ -3,6 +3,7 @@
 // parameters hold the values' arena offsets), replayed by every run's command buffer.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -14,6 +15,13 @@ namespace lockstep::vulkan {
 
 inline constexpr int kMaxRank = 6;  // of any tensor a vulkan kernel reads or writes
 inline constexpr size_t kMaxSpec = 8;  // specialization constants per dispatch
+// The longest serial loop one invocation may run: llvmpipe (lavapipe) ends a shader's loops after
+// 65535 iterations of their headers in all (gallivm's loop limit; an inner loop's count adds to
+// the outer one), silently. Kernels that walk a reduction serially refuse past this.
+inline constexpr int64_t kMaxSerialLoop = 16384;
+// How many times one invocation goes round a grid-stride loop over n items, `local` per workgroup
+// (at most 65535 workgroups): a serial walk inside it runs that many times.
+inline int64_t grid_passes(int64_t n, int64_t local) { return std::max<int64_t>(1, (n + 65535 * local - 1) / (65535 * local)); }
 
 struct Dispatch {
   std::string shader;  // embedded shader name (shaders/<shader>.comp)
@@ -37,11 +45,24 @@ class Context {
   // Appends a dispatch's parameter words; returns the first word's index.
   uint32_t add_params(const std::vector<uint32_t>& words);
   const std::vector<uint32_t>& params() const { return params_; }
+  // A random node's Philox key (2 words, written by every run) in arena words.
+  void set_key_slot(int node, uint32_t word) { keys_.emplace_back(node, word); }
+  uint32_t key_slot(int node) const;
+  // A checking node's error word (arena words): the first bad element's position, or ~0.
+  void set_error_slot(int node, uint32_t word) { errors_.emplace_back(node, word); }
+  uint32_t error_slot(int node) const;
+  // A node's workspace (workspace_bytes) in arena words.
+  void set_workspace(int node, uint32_t word) { workspaces_.emplace_back(node, word); }
+  uint32_t workspace(int node) const;
+  void set_features(bool int64, bool float64) { int64_ = int64, float64_ = float64; }
+  bool int64() const { return int64_; }
 
  private:
   const ir::Graph& graph_;
   std::vector<int64_t> offsets_;  // per ValueId, bytes; -1 without a slot
   std::vector<uint32_t> params_;
+  std::vector<std::pair<int, uint32_t>> keys_, errors_, workspaces_;
+  bool int64_ = false, float64_ = false;
 };
 
 // Workgroups for n invocations of `local` each, at most 65535 (the shaders loop over the rest).

@@ -2,7 +2,8 @@
 // Direct ConvTranspose (1-D, and 2-D with H > 1) as a gather: output position ow = i*s + kw*d - p.
 // Each invocation computes 4 outputs of one phase r = ow mod s (ow = r + s*(q0 + j)), which read
 // the same taps at consecutive inputs, for CO_TILE output channels of one group. Every output sums
-// (input channel, kh, kw) in that order from zero, then adds the bias: no atomics.
+// (input channel, kh, kw) in that order: each channel's taps from zero, that partial then into a
+// Kahan-compensated sum over the channels; then the bias. No atomics.
 #extension GL_GOOGLE_include_directive : require
 #include "params.h"
 #include "bindings.glsl"
@@ -37,10 +38,12 @@ void main() {
   for (int kw = min(kstep_w, kw_n) - 1; kw >= 0; --kw)
     if ((r + pw - kw * dw + offw) % sw == 0) kw0 = kw;
 
-  precise float acc[CO_TILE][4];
+  precise float acc[CO_TILE][4], comp[CO_TILE][4], part[CO_TILE][4];
   for (int c = 0; c < CO_TILE; ++c)
-    for (int j = 0; j < 4; ++j) acc[c][j] = 0.0;
+    for (int j = 0; j < 4; ++j) acc[c][j] = 0.0, comp[c][j] = 0.0;
   for (int ci = 0; ci < cig; ++ci) {
+    for (int c = 0; c < CO_TILE; ++c)
+      for (int j = 0; j < 4; ++j) part[c][j] = 0.0;
     const int c_in = g * cig + ci;
     const int xplane = iparam(CV_X) + ((n * cin + c_in) * hin) * win;
     const int wrow = iparam(CV_W) + (c_in * mg + (co0 - g * mg)) * kk;
@@ -58,10 +61,17 @@ void main() {
         }
         for (int c = 0; c < CO_TILE; ++c) {
           const float wv = arena[wrow + c * kk + kh * kw_n + kw];
-          for (int j = 0; j < 4; ++j) acc[c][j] = acc[c][j] + wv * xv[j];
+          for (int j = 0; j < 4; ++j) part[c][j] = part[c][j] + wv * xv[j];
         }
       }
     }
+    for (int c = 0; c < CO_TILE; ++c)  // Kahan: the channel's partial into the compensated sum
+      for (int j = 0; j < 4; ++j) {
+        precise float y = part[c][j] - comp[c][j];
+        precise float t = acc[c][j] + y;
+        comp[c][j] = (t - acc[c][j]) - y;
+        acc[c][j] = t;
+      }
   }
   const uint bias_at = param(CV_BIAS);
   for (int c = 0; c < CO_TILE; ++c) {

@@ -32,6 +32,20 @@ float unary(uint code, float x, float alpha) {
   return r;
 }
 
+// x^y for the exponents elementwise.cpp admits: 0.5 (the corrected sqrt) and integers |y| <= 64
+// by repeated squaring (x^2 exact to one rounding; at most 12 roundings), 1 / x^|y| for y < 0.
+float pow_f(float x, float y) {
+  if (y == 0.5) return sqrt_rn(x);
+  int n = int(abs(y));
+  precise float r = 1.0, b = x;
+  while (n > 0) {
+    if ((n & 1) != 0) r = r * b;
+    n >>= 1;
+    if (n > 0) b = b * b;
+  }
+  return y < 0.0 ? div_rn(1.0, r) : r;
+}
+
 float binary(uint code, float x, float y) {
   precise float r;
   switch (code) {
@@ -40,6 +54,7 @@ float binary(uint code, float x, float y) {
     case EW_MUL: r = x * y; break;
     case EW_CLIP_LO: r = x < y ? y : x; break;
     case EW_CLIP_HI: r = x > y ? y : x; break;
+    case EW_POW: r = pow_f(x, y); break;
     default: r = div_rn(x, y); break;  // EW_DIV
   }
   return r;

@@ -1,6 +1,7 @@
 #version 450
 // MatMul and Gemm: one output per invocation; the dot product runs over k in order from zero,
-// then alpha, then + beta * C (Gemm). No atomics, no split reductions.
+// each rounded product added into a Kahan-compensated sum (the rounding of the sum no longer grows
+// with k), then alpha, then + beta * C (Gemm). No atomics, no split reductions.
 #extension GL_GOOGLE_include_directive : require
 #include "params.h"
 #include "bindings.glsl"
@@ -22,8 +23,13 @@ void main() {
   const int am = iparam(MM_A + 1), ak = iparam(MM_A + 2), bk = iparam(MM_B + 1), bn = iparam(MM_B + 2);
   a_at += i * am;
   b_at += j * bn;
-  precise float acc = 0.0;
-  for (int k = 0; k < k_n; ++k) acc = acc + arena[a_at + k * ak] * arena[b_at + k * bk];
+  precise float acc = 0.0, comp = 0.0;  // Kahan: each rounded product into a compensated sum
+  for (int k = 0; k < k_n; ++k) {
+    precise float y = arena[a_at + k * ak] * arena[b_at + k * bk] - comp;
+    precise float t = acc + y;
+    comp = (t - acc) - y;
+    acc = t;
+  }
   precise float y = uintBitsToFloat(param(MM_ALPHA)) * acc;
   const uint c_at = param(MM_C);
   if (c_at != CV_NO_BIAS) y = y + uintBitsToFloat(param(MM_BETA)) * arena[int(c_at) + i * iparam(MM_C + 1) + j * iparam(MM_C + 2)];

@@ -1,6 +1,6 @@
 #version 450
-// Pad (constant, reflect, edge; negative pads crop) of 32-bit elements: each output element maps
-// back to one input element, or takes the constant.
+// Pad (constant, reflect, edge; negative pads crop) of 32- or 64-bit elements: each output element
+// maps back to one input element, or takes the constant.
 #extension GL_GOOGLE_include_directive : require
 #include "params.h"
 #include "bindings.glsl"
@@ -34,6 +34,8 @@ void main() {
       src += c * scale;
       scale *= in_dim;
     }
-    words[param(PAD_DST) + i] = inside ? words[param(PAD_SRC) + uint(src)] : param(PAD_VALUE);
+    const uint ew = param(PAD_EW), dst = param(PAD_DST) + i * ew, from = param(PAD_SRC) + uint(src) * ew;
+    words[dst] = inside ? words[from] : param(PAD_VALUE);
+    if (ew == 2u) words[dst + 1u] = inside ? words[from + 1u] : param(PAD_VALUE_HI);
   }
 }

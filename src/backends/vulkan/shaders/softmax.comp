@@ -1,6 +1,6 @@
 #version 450
 // Softmax along one axis: each invocation owns one row (elements `inner` apart): its max, the sum
-// of e^(x - max) in order from zero, then each e^(x - max) / sum (math.glsl's exp and division).
+// of e^(x - max) in order from zero (Kahan-compensated), then each e^(x - max) / sum (math.glsl's exp and division).
 #extension GL_GOOGLE_include_directive : require
 #include "params.h"
 #include "math.glsl"
@@ -21,8 +21,13 @@ void main() {
       const float v = arena[x + i * inner];
       mx = (v > mx || isnan(v)) ? v : mx;
     }
-    precise float sum = 0.0;
-    for (int i = 0; i < dim; ++i) sum = sum + exp_f(arena[x + i * inner] - mx);
+    precise float sum = 0.0, comp = 0.0;  // Kahan-compensated, in order
+    for (int i = 0; i < dim; ++i) {
+      precise float e = exp_f(arena[x + i * inner] - mx) - comp;
+      precise float t = sum + e;
+      comp = (t - sum) - e;
+      sum = t;
+    }
     for (int i = 0; i < dim; ++i) arena[y + i * inner] = div_rn(exp_f(arena[x + i * inner] - mx), sum);
   }
 }
