@@ -42,7 +42,7 @@ def test_ctrl_c_stops_a_bisection_between_runner_calls(seed174):
     # A fault to hunt through fresh processes: about 10 runner calls, 35 s on a loaded 2-core machine.
     runner = (f"{sys.executable} {os.path.join(REPO, 'runners', 'faulty_runner.py')} "
               f"--node {convs[len(convs) // 2]} --inner ort")
-    # The "Ctrl-C" comes from another thread while the first runner call is under way (the timer
+    # The "Ctrl-C" comes from another thread while the second runner call is under way (the timer
     # starts at the first step, so that a fast host cannot finish before it fires).
     steps, timer = [], threading.Timer(0.05, lambda: os.kill(os.getpid(), signal.SIGINT))
 
@@ -51,11 +51,15 @@ def test_ctrl_c_stops_a_bisection_between_runner_calls(seed174):
         if len(steps) == 1:
             timer.start()
 
+    # A shell that starts the tests in the background hands Python SIGINT ignored (then Python
+    # installs no KeyboardInterrupt handler): put Python's own in place for this test.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     start = time.monotonic()
     try:
         with pytest.raises(KeyboardInterrupt):
             lockstep.bisect(path, ref="reference", test=runner, feeds=feeds, progress=step)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert len(steps) <= 3, steps  # stopped at the next runner call, not at the end
     assert time.monotonic() - start < 15
