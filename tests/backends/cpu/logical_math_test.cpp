@@ -258,5 +258,22 @@ TEST(CpuRuntimeIntegers, MasksAndDurationsFromRuntimeInt64Inputs) {
   EXPECT_EQ(got[6].data<int64_t>()[0], 3);
 }
 
+// Pow by a constant 2 (a layer norm's variance) is the correctly rounded square: exactly the
+// reference's double pow rounded once, over magnitudes from subnormal squares to overflow.
+TEST(CpuMath, PowByTwoIsTheCorrectlyRoundedSquare) {
+  Tensor x = random_tensor({1 << 16}, 91, DType::Float32, -1, 1);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::ldexp(x.data<float>()[i], static_cast<int>(i % 150) - 80);
+  const std::vector<In> in{{x, true}, {Tensor::from_vector<float>({}, {2.0f}), false}};
+  const ir::Graph g = node_graph(Op::Pow, in);
+  const Tensor got = cpu::backend().compile(g, Options{})->run(runtime_inputs(in)).at(0);
+  const Tensor want = reference::evaluate(g, runtime_inputs(in)).at(0);  // float64
+  int wrong = 0;
+  for (int64_t i = 0; i < x.numel(); ++i)
+    if (got.data<float>()[i] != static_cast<float>(want.element_as_double(i)) && ++wrong <= 5)
+      ADD_FAILURE() << "x = " << x.data<float>()[i] << ": " << got.data<float>()[i] << " vs "
+                    << static_cast<float>(want.element_as_double(i));
+  EXPECT_EQ(wrong, 0);
+}
+
 }  // namespace
 }  // namespace lockstep::cpu_test
