@@ -79,13 +79,16 @@ def peers(name, frames, bp, vits_export):
     return rows
 
 
-def lockstep(binary, stem, runs, env_extra=None, timeout=180, precision="fp32"):
+def lockstep(binary, stem, runs, env_extra=None, timeout=180, precision="fp32", backend="cuda", warmup=5):
     env = dict(os.environ)
     env.update(env_extra or {})
-    cmd = [binary, stem + ".onnx", "--backend", "cuda", "--inputs", stem + ".z_p.npy", stem + ".y_mask.npy",
-           "--ref", stem + ".ref64.npy", "--runs", str(runs), "--warmup", "5",
+    cmd = [binary, stem + ".onnx", "--backend", backend, "--inputs", stem + ".z_p.npy", stem + ".y_mask.npy",
+           "--ref", stem + ".ref64.npy", "--runs", str(runs), "--warmup", str(warmup),
            "--precision", precision]
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return dict(error=f"timed out after {timeout} s"), ""
     if p.returncode != 0:
         return dict(error=(p.stderr or p.stdout)[-400:]), p.stderr
     return json.loads(p.stdout.strip().splitlines()[-1]), p.stderr

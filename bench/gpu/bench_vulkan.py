@@ -5,23 +5,10 @@ lockstep_bench on `cuda` (strict fp32), `vulkan` (the direct conv) and `vulkan` 
 shared-memory conv (LOCKSTEP_VULKAN_CONV_TILED=1), in one run. Prints JSON rows, then a table.
 Usage: bench_vulkan.py --bin DIR (lockstep_bench) --tools DIR (vits_export.py) --work DIR
 Environment: PRESETS (seed,low,ljs), FRAMES (1024), RUNS (20)."""
-import argparse, json, os, subprocess, sys
+import argparse, json, os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_gpu import export, log  # noqa: E402
-
-
-def bench(binary, stem, backend, runs, env_extra, timeout=300):
-    env = dict(os.environ, **env_extra)
-    cmd = [binary, stem + ".onnx", "--backend", backend, "--inputs", stem + ".z_p.npy", stem + ".y_mask.npy",
-           "--ref", stem + ".ref64.npy", "--runs", str(runs), "--warmup", "3"]
-    try:
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return dict(error=f"timed out after {timeout} s")
-    if p.returncode != 0:
-        return dict(error=(p.stderr or p.stdout)[-400:])
-    return json.loads(p.stdout.strip().splitlines()[-1])
+from bench_gpu import export, lockstep, log  # noqa: E402
 
 
 def main():
@@ -43,7 +30,7 @@ def main():
         stem = export(name, frames, a.work, vits_export)
         row = {}
         for label, backend, env in sides:
-            row[label] = bench(binary, stem, backend, runs, env)
+            row[label], _ = lockstep(binary, stem, runs, env, timeout=300, backend=backend, warmup=3)
             log(json.dumps(dict(preset=name, side=label, **row[label])))
         table.append((name, row))
     log("")

@@ -15,6 +15,7 @@
 namespace lockstep::gpu_test {
 
 // The CPU tests' graph builders, shared by the GPU tests.
+using cpu_test::attrs;
 using cpu_test::In;
 using cpu_test::node_graph;
 using cpu_test::random_tensor;

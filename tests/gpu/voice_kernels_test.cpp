@@ -24,11 +24,6 @@ constexpr double kErfMaxAbs = 5e-7;
 constexpr double kSoftplusRel = cpu_test::kCpuRelL2;  // per element, relative
 constexpr double kExact = 0;
 
-ir::Attributes attrs(std::initializer_list<std::pair<std::string, ir::Attribute>> list) {
-  ir::Attributes a;
-  for (auto& [k, v] : list) a.set(k, v);
-  return a;
-}
 Tensor floats(std::vector<float> v) { return Tensor::from_vector<float>({static_cast<int64_t>(v.size())}, v); }
 Tensor ints(std::vector<int64_t> v) { return Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v); }
 Tensor i64(Shape s, std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(std::move(s), v); }

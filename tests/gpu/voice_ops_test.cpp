@@ -18,32 +18,19 @@
 #include "diff/metrics.h"
 #include "dynamic/executable.h"
 #include "gpu/gpu_test_util.h"
+#include "support/voice.h"
 
 namespace lockstep::gpu_test {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Answers like cuda (recording each refusal), computes like the cpu.
-class ProbeBackend final : public Backend {
+// Answers like cuda (test::RefusalProbe), and also records any value of unknown shape a segment
+// hands the backend: the cuda executor gives every value a node reads or writes its bytes.
+class ProbeBackend final : public test::RefusalProbe {
  public:
-  std::string name() const override { return "cuda-probe"; }
-  bool available(std::string*) const override { return true; }
-  std::optional<std::string> unsupported_reason(const ir::Graph& graph, const ir::Node& node) const override {
-    if (auto reason = cuda::backend().unsupported_reason(graph, node)) {
-      std::string what = std::string(ir::op_name(node.op)) + ": " + *reason + " (";
-      for (ir::ValueId v : node.inputs)
-        if (v != ir::kNoValue)
-          what += std::string(dtype_name(graph.value(v).dtype)) + shape_str(graph.value(v).shape) + (graph.is_constant(v) ? "c " : " ");
-      what += "-> ";
-      for (ir::ValueId v : node.outputs)
-        if (v != ir::kNoValue) what += std::string(dtype_name(graph.value(v).dtype)) + shape_str(graph.value(v).shape) + " ";
-      refusals[what] += 1;
-    }
-    return std::nullopt;
-  }
+  ProbeBackend() : RefusalProbe(cuda::backend()) {}
   std::unique_ptr<Executable> compile(const ir::Graph& graph, const Options& options) const override {
-    // The cuda executor gives every value a node reads or writes its bytes: all must be known.
     auto check = [&](ir::ValueId v, const ir::Node& node) {
       if (v == ir::kNoValue) return;
       for (int64_t d : graph.value(v).shape)
@@ -59,26 +46,13 @@ class ProbeBackend final : public Backend {
       for (ir::ValueId v : node.outputs) check(v, node);
       for (const auto& step : node.epilogue) check(step.operand, node);
     }
-    return cpu::backend().compile(graph, options);
+    return RefusalProbe::compile(graph, options);
   }
-  mutable std::map<std::string, int> refusals;
 };
 
-std::string voice_path() {
-  if (const char* v = std::getenv("LOCKSTEP_VOICE")) return v;
-  return std::string(LOCKSTEP_SOURCE_DIR) + "/.cache/voices/en_US-joe-medium.onnx";
-}
-
-std::vector<Tensor> voice_inputs(const std::vector<int64_t>& ids, float noise, float length, float noise_w) {
-  const auto n = static_cast<int64_t>(ids.size());
-  return {Tensor::from_vector<int64_t>({1, n}, ids), Tensor::from_vector<int64_t>({1}, {n}),
-          Tensor::from_vector<float>({3}, {noise, length, noise_w})};
-}
-
-std::vector<int64_t> first_sentence_ids() {
-  auto j = nlohmann::json::parse(read_file(LOCKSTEP_SOURCE_DIR "/tests/fixtures/piper/sentences.json"));
-  return j["sentences"][0]["ids"].get<std::vector<int64_t>>();
-}
+using test::voice_inputs;
+using test::voice_path;
+std::vector<int64_t> first_sentence_ids() { return test::sentence_ids(0); }
 
 struct ArchCase {
   int speakers;

@@ -17,6 +17,7 @@
 #include "dynamic/executable.h"
 #include "lockstep/lockstep.h"
 #include "support/fixtures.h"
+#include "support/voice.h"
 
 namespace lockstep {
 namespace {
@@ -33,10 +34,8 @@ constexpr double kVoiceRelL2 = 5e-5;
 // The reference runs in float64 loops: only the shorter sentences in the default suite.
 constexpr int64_t kReferencePhonemesMax = 120;
 
-std::string voice_path() {
-  if (const char* v = std::getenv("LOCKSTEP_VOICE")) return v;
-  return std::string(LOCKSTEP_SOURCE_DIR) + "/.cache/voices/en_US-joe-medium.onnx";
-}
+using test::voice_inputs;
+using test::voice_path;
 
 struct Sentence {
   std::string text;
@@ -57,11 +56,6 @@ const std::vector<Sentence>& sentences() {
   return all;
 }
 
-std::vector<Tensor> voice_inputs(const std::vector<int64_t>& ids, float noise, float length, float noise_w) {
-  const auto n = static_cast<int64_t>(ids.size());
-  return {Tensor::from_vector<int64_t>({1, n}, ids), Tensor::from_vector<int64_t>({1}, {n}),
-          Tensor::from_vector<float>({3}, {noise, length, noise_w})};
-}
 
 class PiperVoice : public ::testing::Test {
  protected:

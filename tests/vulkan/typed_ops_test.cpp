@@ -15,11 +15,6 @@ namespace {
 
 using ir::Op;
 
-ir::Attributes attrs(std::initializer_list<std::pair<std::string, ir::Attribute>> list) {
-  ir::Attributes a;
-  for (auto& [k, v] : list) a.set(k, v);
-  return a;
-}
 Tensor rnd(Shape s, uint32_t seed, DType t = DType::Float32, float lo = -1, float hi = 1) { return random_tensor(std::move(s), seed, t, lo, hi); }
 Tensor i64(Shape s, std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(std::move(s), v); }
 Tensor i32(Shape s, std::vector<int32_t> v) { return Tensor::from_vector<int32_t>(std::move(s), v); }

@@ -16,6 +16,7 @@
 #include "core/hash.h"
 #include "diff/metrics.h"
 #include "dynamic/executable.h"
+#include "support/voice.h"
 #include "vulkan/vulkan_test_util.h"
 
 namespace lockstep::vulkan_test {
@@ -28,44 +29,9 @@ namespace fs = std::filesystem;
 // for it); vulkan's compensated conv and matmul sums keep it under 1e-5 on "Hello.".
 constexpr double kVulkanVoiceRelL2 = 1e-5;
 
-class ProbeBackend final : public Backend {
- public:
-  std::string name() const override { return "vulkan-probe"; }
-  bool available(std::string*) const override { return true; }
-  std::optional<std::string> unsupported_reason(const ir::Graph& graph, const ir::Node& node) const override {
-    if (auto reason = vulkan::backend().unsupported_reason(graph, node)) {
-      std::string what = std::string(ir::op_name(node.op)) + ": " + *reason + " (";
-      for (ir::ValueId v : node.inputs)
-        if (v != ir::kNoValue)
-          what += std::string(dtype_name(graph.value(v).dtype)) + shape_str(graph.value(v).shape) + (graph.is_constant(v) ? "c " : " ");
-      what += "-> ";
-      for (ir::ValueId v : node.outputs)
-        if (v != ir::kNoValue) what += std::string(dtype_name(graph.value(v).dtype)) + shape_str(graph.value(v).shape) + " ";
-      refusals[what + ")"] += 1;
-    }
-    return std::nullopt;
-  }
-  std::unique_ptr<Executable> compile(const ir::Graph& graph, const Options& options) const override {
-    return cpu::backend().compile(graph, options);
-  }
-  mutable std::map<std::string, int> refusals;
-};
-
-std::string voice_path() {
-  if (const char* v = std::getenv("LOCKSTEP_VOICE")) return v;
-  return std::string(LOCKSTEP_SOURCE_DIR) + "/.cache/voices/en_US-joe-medium.onnx";
-}
-
-std::vector<Tensor> voice_inputs(const std::vector<int64_t>& ids, float noise, float length, float noise_w) {
-  const auto n = static_cast<int64_t>(ids.size());
-  return {Tensor::from_vector<int64_t>({1, n}, ids), Tensor::from_vector<int64_t>({1}, {n}),
-          Tensor::from_vector<float>({3}, {noise, length, noise_w})};
-}
-
-std::vector<int64_t> sentence_ids(size_t i) {
-  auto j = nlohmann::json::parse(read_file(LOCKSTEP_SOURCE_DIR "/tests/fixtures/piper/sentences.json"));
-  return j["sentences"][i]["ids"].get<std::vector<int64_t>>();
-}
+using test::sentence_ids;
+using test::voice_inputs;
+using test::voice_path;
 // The two shortest committed sentences: "Hello." (17 ids) and "Yes!" (13 ids).
 std::vector<int64_t> first_sentence_ids() { return sentence_ids(0); }
 std::vector<int64_t> yes_sentence_ids() { return sentence_ids(5); }
@@ -78,7 +44,7 @@ std::vector<int64_t> yes_sentence_ids() { return sentence_ids(5); }
 TEST(VoiceOpsOnVulkan, EveryNodeOfTheRealVoiceSegmentsIsSupported) {
   LOCKSTEP_REQUIRE_VOICE();
   LOCKSTEP_REQUIRE_VULKAN();  // the reasons depend on the device's features (shaderInt64, shaderFloat64)
-  ProbeBackend probe;
+  test::RefusalProbe probe(vulkan::backend());
   Options options;
   options.threads = 2;
   auto exe = dynamic::compile_dynamic(Model::load(voice_path()).graph(), probe, options);

@@ -12,6 +12,7 @@
 
 namespace lockstep::vulkan_test {
 
+using cpu_test::attrs;
 using cpu_test::In;
 using cpu_test::node_graph;
 using cpu_test::random_tensor;

@@ -6,7 +6,9 @@
 
 #include <cmath>
 #include <random>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/backend.h"
@@ -42,6 +44,13 @@ struct In {
   Tensor value;
   bool runtime = true;  // false: a constant of the graph (weights, parameters)
 };
+
+// A node's attributes from {name, value} pairs.
+inline ir::Attributes attrs(std::initializer_list<std::pair<std::string, ir::Attribute>> list) {
+  ir::Attributes a;
+  for (auto& [k, v] : list) a.set(k, v);
+  return a;
+}
 
 // One node; output shapes from ir::infer_node; runtime inputs become graph inputs in order.
 inline ir::Graph node_graph(ir::Op op, const std::vector<In>& inputs, ir::Attributes attrs = {}, size_t outputs = 1) {

@@ -19,12 +19,6 @@ constexpr double kErfMaxAbs = 5e-7;
 // Ceil, Floor, Abs, comparisons, Clip: exact in float32, so exactly the reference's values.
 constexpr double kExact = 0;
 
-ir::Attributes attrs(std::initializer_list<std::pair<std::string, ir::Attribute>> list) {
-  ir::Attributes a;
-  for (auto& [k, v] : list) a.set(k, v);
-  return a;
-}
-
 // Floats on a quarter grid, so that equal elements (and ties) occur.
 Tensor quarters(Shape s, uint32_t seed) {
   Tensor t = random_tensor(std::move(s), seed, DType::Float32, -2, 2);

@@ -9,11 +9,6 @@ namespace {
 
 using ir::Op;
 
-ir::Attributes attrs(std::initializer_list<std::pair<std::string, ir::Attribute>> list) {
-  ir::Attributes a;
-  for (auto& [k, v] : list) a.set(k, v);
-  return a;
-}
 Tensor ints(std::vector<int64_t> v) { return Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v); }
 Tensor rnd(Shape s, uint32_t seed) { return random_tensor(std::move(s), seed); }
 

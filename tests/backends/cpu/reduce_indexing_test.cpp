@@ -13,11 +13,6 @@ namespace {
 
 using ir::Op;
 
-ir::Attributes attrs(std::initializer_list<std::pair<std::string, ir::Attribute>> list) {
-  ir::Attributes a;
-  for (auto& [k, v] : list) a.set(k, v);
-  return a;
-}
 Tensor ints(std::vector<int64_t> v) { return Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v); }
 Tensor i64(Shape s, std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(std::move(s), v); }
 
