@@ -278,12 +278,39 @@ class PadKernel final : public Kernel {
         else off += s * strides_[d];
       }
       std::byte* o = r_.out + row * inner * es;
-      for (int64_t j = 0; j < inner; ++j) {
-        int64_t s = out.empty() ? 0 : source(j, last);
-        if (outside || s < 0) std::memcpy(o + j * es, fill, r_.elem);
-        else std::memcpy(o + j * es, r_.in + (off + s) * es, r_.elem);
+      if (outside) {
+        fill_row(o, fill, 0, inner);
+        continue;
+      }
+      // The row is [padding | one contiguous run of the input row | padding]: copy the run at once
+      // and map only the padding positions (per element: reflect and edge read the input there).
+      const int64_t n = out.empty() ? 1 : r_.in_shape[last], b = out.empty() ? 0 : begin_[last];
+      const int64_t lo = std::clamp<int64_t>(b, 0, inner), hi = std::clamp<int64_t>(b + n, lo, inner);
+      if (hi > lo) std::memcpy(o + lo * es, r_.in + (off + lo - b) * es, static_cast<size_t>((hi - lo) * es));
+      for (int64_t j : {int64_t{0}, hi}) {
+        const int64_t end = j == 0 ? lo : inner;
+        if (mode_ == 0) {
+          fill_row(o, fill, j, end);
+          continue;
+        }
+        for (; j < end; ++j) {
+          const int64_t s = source(j, last);
+          if (s < 0) std::memcpy(o + j * es, fill, r_.elem);
+          else std::memcpy(o + j * es, r_.in + (off + s) * es, r_.elem);
+        }
       }
     }
+  }
+
+  // Constant padding over [from, to) of one output row.
+  void fill_row(std::byte* o, const std::byte* fill, int64_t from, int64_t to) const {
+    const auto es = static_cast<int64_t>(r_.elem);
+    if (from >= to) return;
+    if (std::all_of(fill, fill + r_.elem, [](std::byte v) { return v == std::byte{0}; })) {
+      std::memset(o + from * es, 0, static_cast<size_t>((to - from) * es));
+      return;
+    }
+    for (int64_t j = from; j < to; ++j) std::memcpy(o + j * es, fill, r_.elem);
   }
 
  private:

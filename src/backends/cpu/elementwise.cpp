@@ -233,12 +233,21 @@ class WhereKernel final : public Kernel {
       const std::byte* x = x_.data + (x_.at.row_offset(row, s) + b * x_.at.inner_stride) * size_;
       const std::byte* y = y_.data + (y_.at.row_offset(row, s) + b * y_.at.inner_stride) * size_;
       std::byte* out = out_ + (row * view_.inner + b) * size_;
-      for (int64_t j = 0; j < e - b; ++j) {
-        const std::byte* src = c[j * c_.at.inner_stride] ? x + j * x_.at.inner_stride * size_
-                                                         : y + j * y_.at.inner_stride * size_;
-        std::memcpy(out + j * size_, src, static_cast<size_t>(size_));
+      switch (size_) {  // a fixed-size copy per element, not a memcpy call
+        case 1: select<1>(c, x, y, out, e - b); break;
+        case 4: select<4>(c, x, y, out, e - b); break;
+        case 8: select<8>(c, x, y, out, e - b); break;
+        default: select<0>(c, x, y, out, e - b);
       }
     });
+  }
+
+  template <size_t S>
+  void select(const bool* c, const std::byte* x, const std::byte* y, std::byte* out, int64_t n) const {
+    const int64_t cs = c_.at.inner_stride, xs = x_.at.inner_stride * size_, ys = y_.at.inner_stride * size_;
+    const auto bytes = S ? S : static_cast<size_t>(size_);
+    for (int64_t j = 0; j < n; ++j)
+      std::memcpy(out + j * static_cast<int64_t>(bytes), c[j * cs] ? x + j * xs : y + j * ys, bytes);
   }
 
  private:

@@ -188,11 +188,18 @@ TEST(CpuDataMovement, SliceSplitConcatAndFriends) {
     std::vector<In> e{{rnd({3, 1}, 1), true}, {ints({2, 1, 4}), false}};
     expect_matches_reference(node_graph(Op::Expand, e), runtime_inputs(e), 1, "Expand");
   }
-  for (std::string mode : {"constant", "reflect", "edge"}) {
-    std::vector<In> in{{rnd({1, 3, 6}, 5), true}, {ints({0, 1, 2, 0, 0, 3}), false},
-                       {Tensor::scalar<float>(1.5f), false}};
-    expect_matches_reference(node_graph(Op::Pad, in, attrs({{"mode", mode}})), runtime_inputs(in), 1, "Pad " + mode);
-  }
+  // The kernel copies each row's in-range run at once and maps only the padding: pads on every
+  // axis, crops (negative pads) at either end, padding longer than the row, no fill value.
+  const std::vector<std::vector<int64_t>> pad_cases{
+      {0, 1, 2, 0, 0, 3}, {0, -1, -2, 0, 1, -3}, {0, 0, 9, 0, 0, 11}, {1, 0, -5, 0, 2, 4}, {0, 0, 0, 0, 0, 1}};
+  for (std::string mode : {"constant", "reflect", "edge"})
+    for (const auto& pads : pad_cases)
+      for (bool with_value : {true, false}) {
+        std::vector<In> in{{rnd({1, 3, 6}, 5), true}, {ints(pads), false}};
+        if (with_value) in.push_back({Tensor::scalar<float>(1.5f), false});
+        expect_matches_reference(node_graph(Op::Pad, in, attrs({{"mode", mode}})), runtime_inputs(in), 1,
+                                 "Pad " + mode + (with_value ? " with value" : " zero"));
+      }
   for (int64_t axis : {0, 1, -1}) {
     Tensor idx = Tensor::from_vector<int64_t>({2, 2}, {0, -1, 1, 0});
     std::vector<In> in{{rnd({3, 4, 2}, 6), true}, {idx, true}};
