@@ -135,6 +135,7 @@ Winograd1d::Winograd1d(const Winograd1dShape& shape, const float* weights, const
   const int64_t chunk_blocks = std::clamp<int64_t>(std::min(per_thread, fit), 1, kMaxBlocksPerChunk);
   chunk_ = chunk_blocks * rows_;
   chunks_ = (tiles_ + chunk_ - 1) / chunk_;
+  if (s_.n * chunks_ < threads_) panel_parts_ = std::min<int64_t>(panels_, threads_ / (s_.n * chunks_));
   int64_t at = 0;
   for (int q = 0; q < points_; ++q) v_offset_[q] = at, at += chunk_ * k_[q];
   v_floats_ = at;
@@ -168,7 +169,7 @@ void Winograd1d::transform_chunk(const float* x, int64_t tile0, float* v) const 
   }
 }
 
-void Winograd1d::multiply_chunk(const float* v, int64_t tile0, float* y) const {
+void Winograd1d::multiply_chunk(const float* v, int64_t tile0, float* y, int64_t panel0, int64_t panel1) const {
   const int64_t width = vectors_ * kernels_->lanes;
   const BlockFn fn = kernels_->block[vectors_ - 1];
   const StoreFn store = kernels_->store[s_.tile - 2];
@@ -176,7 +177,7 @@ void Winograd1d::multiply_chunk(const float* v, int64_t tile0, float* y) const {
   alignas(64) float m[kMaxPoints][kBlockFloats];
   for (int q = 0; q < points_; ++q)  // a point no group uses (k = 2: one group of two taps)
     if (k_[q] == 0) std::fill_n(m[q], kBlockFloats, 0.0f);
-  for (int64_t panel = 0; panel < panels_; ++panel) {
+  for (int64_t panel = panel0; panel < panel1; ++panel) {
     const int64_t lanes = std::min(width, s_.co - panel * width);
     for (int64_t b = 0; b * rows_ < chunk_ && tile0 + b * rows_ < tiles_; ++b) {
       for (int q = 0; q < points_; ++q)
@@ -191,13 +192,16 @@ void Winograd1d::multiply_chunk(const float* v, int64_t tile0, float* y) const {
 
 void Winograd1d::run(const float* x, float* y, std::byte* scratch) const {
   float* buffers = reinterpret_cast<float*>(scratch);
-  const int64_t items = s_.n * chunks_;
+  // Each output element's arithmetic is the same however chunks and panels are split: the bits
+  // do not depend on the thread count. A chunk split into panel parts is transformed once per part.
+  const int64_t items = s_.n * chunks_ * panel_parts_;
 #pragma omp parallel for schedule(static) num_threads(threads_)
   for (int64_t item = 0; item < items; ++item) {
-    const int64_t n = item / chunks_, tile0 = item % chunks_ * chunk_;
+    const int64_t part = item % panel_parts_, chunk = item / panel_parts_;
+    const int64_t n = chunk / chunks_, tile0 = chunk % chunks_ * chunk_;
     float* v = buffers + static_cast<int64_t>(omp_get_thread_num()) * v_floats_;
     transform_chunk(x + n * s_.w_in * s_.ci, tile0, v);
-    multiply_chunk(v, tile0, y + n * s_.w_out * s_.co);
+    multiply_chunk(v, tile0, y + n * s_.w_out * s_.co, panels_ * part / panel_parts_, panels_ * (part + 1) / panel_parts_);
   }
 }
 

@@ -52,7 +52,8 @@ class Winograd1d {
     int64_t offset[kMaxPoints] = {-1, -1, -1, -1, -1, -1};  // the group's channels in each point's K
   };
   void transform_chunk(const float* x, int64_t tile0, float* v) const;
-  void multiply_chunk(const float* v, int64_t tile0, float* y) const;
+  // Output channel panels [panel0, panel1) of one chunk.
+  void multiply_chunk(const float* v, int64_t tile0, float* y, int64_t panel0, int64_t panel1) const;
   int64_t tile_time(int64_t tile) const;  // the tile's first output
 
   Winograd1dShape s_;
@@ -73,6 +74,9 @@ class Winograd1d {
   int vectors_ = 1;                  // vectors of output channels per panel (1..3)
   int rows_ = 8;                     // tiles per register block
   int64_t panels_ = 1, tiles_ = 0, chunk_ = 0, chunks_ = 0, v_floats_ = 0;
+  // Short inputs (fewer chunks than threads) split each chunk's panels across threads instead:
+  // every chunk reads all the transformed weights, which is most of a short conv's time.
+  int64_t panel_parts_ = 1;
 };
 
 // The tile m the kernel takes for a stride-1, group-1 conv of k taps from ci to co channels, or

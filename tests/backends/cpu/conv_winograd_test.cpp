@@ -88,6 +88,7 @@ TEST(CpuConvWinograd, MatchesReferenceAtEveryTileSizeWithTheSameBitsAtAnyThreadC
       {2, 1, 16, 5, 3, 1, 7, 0},       // padding longer than the kernel span, one input channel
       {1, 32, 32, 3, 3, 1, 1, 1},      // fewer outputs than one tile
       {1, 24, 48, 300, 5, 2, 0, 8},    // uneven padding
+      {1, 192, 384, 17, 5, 1, 2, 2},   // a short sentence's flow layer: one chunk, its panels split across threads
   };
   uint32_t seed = 4100;
   for (const Case& c : cases) {
