@@ -1,5 +1,8 @@
 #include "passes/fold_support.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "reference/evaluate.h"
 
 namespace lockstep::passes {
@@ -28,7 +31,39 @@ int64_t output_bytes(const ir::Graph& graph, const ir::Node& node) {
   return total;
 }
 
+namespace {
+
+// ConstantOfShape straight in its output's dtype, one value's bytes repeated: the float64
+// evaluator fills a double tensor and converts it (a new sentence length folded 17 zero fills of
+// ~1 MB in the voice's flows, 1-8 ms each). The same value either way: one element, converted once.
+bool fold_constant_of_shape(ir::Graph& graph, const ir::Node& node) {
+  if (node.op != ir::Op::ConstantOfShape || !node.epilogue.empty() || node.outputs.size() != 1 ||
+      node.outputs[0] == ir::kNoValue)
+    return false;
+  ir::Value& out = graph.value(node.outputs[0]);
+  const Tensor* value = node.attrs.get_tensor("value");
+  if (!out.shape_known() || (value && (value->numel() != 1 || value->dtype() != out.dtype)) ||
+      (!value && out.dtype != DType::Float32))
+    return false;  // the evaluator handles (and reports) the rest
+  const Tensor fill = value ? *value : Tensor::scalar<float>(0.0f);
+  Tensor t(out.dtype, out.shape);
+  const size_t es = dtype_size(out.dtype), bytes = t.nbytes();
+  auto* dst = static_cast<std::byte*>(t.raw());
+  const auto* src = static_cast<const std::byte*>(fill.raw());
+  if (std::all_of(src, src + es, [](std::byte b) { return b == std::byte{0}; })) {
+    std::memset(dst, 0, bytes);
+  } else if (bytes > 0) {
+    std::memcpy(dst, src, es);
+    for (size_t done = es; done < bytes; done *= 2) std::memcpy(dst + done, dst, std::min(done, bytes - done));
+  }
+  out.constant = std::move(t);
+  return true;
+}
+
+}  // namespace
+
 void fold_node(ir::Graph& graph, const ir::Node& node) {
+  if (fold_constant_of_shape(graph, node)) return;
   std::vector<Tensor> inputs;
   for (ir::ValueId v : node.inputs)
     inputs.push_back(v == ir::kNoValue ? Tensor{} : graph.value(v).constant);
