@@ -74,8 +74,8 @@ int main(int argc, char** argv) {
   app.add_option("--inputs", input_paths, ".npy inputs in graph-input order")->required();
   app.add_option("--ref", ref_path, "float64 oracle .npy for the first output");
   app.add_option("--threads", threads, "CPU threads (0 = all)");
-  app.add_option("--runs", runs, "timed runs");
-  app.add_option("--warmup", warmup, "untimed runs first");
+  app.add_option("--runs", runs, "timed runs")->check(CLI::Range(1, 1 << 30));  // the median needs one
+  app.add_option("--warmup", warmup, "untimed runs first")->check(CLI::Range(0, 1 << 30));
   app.add_option("--prime", prime_paths,
                  "inputs of another call run once before anything is timed (a model with run-time shapes: "
                  "first_run_ms is then a new length's first call in a warm process)");
