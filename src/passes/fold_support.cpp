@@ -50,9 +50,8 @@ bool fold_constant_of_shape(ir::Graph& graph, const ir::Node& node) {
   const size_t es = dtype_size(out.dtype), bytes = t.nbytes();
   auto* dst = static_cast<std::byte*>(t.raw());
   const auto* src = static_cast<const std::byte*>(fill.raw());
-  if (std::all_of(src, src + es, [](std::byte b) { return b == std::byte{0}; })) {
-    std::memset(dst, 0, bytes);
-  } else if (bytes > 0) {
+  const bool zero = std::all_of(src, src + es, [](std::byte b) { return b == std::byte{0}; });
+  if (!zero && bytes > 0) {  // a new tensor is zeroed already
     std::memcpy(dst, src, es);
     for (size_t done = es; done < bytes; done *= 2) std::memcpy(dst + done, dst, std::min(done, bytes - done));
   }
