@@ -266,6 +266,7 @@ class PadKernel final : public Kernel {
     if (inner == 0) return;
     std::byte fill[8] = {};
     if (value_) std::memcpy(fill, value_, r_.elem);
+    const bool zero_fill = std::all_of(fill, fill + r_.elem, [](std::byte v) { return v == std::byte{0}; });
     const size_t last = out.empty() ? 0 : out.size() - 1;
 #pragma omp parallel for schedule(static) if (rows * inner > 32768)
     for (int64_t row = 0; row < rows; ++row) {
@@ -278,39 +279,30 @@ class PadKernel final : public Kernel {
         else off += s * strides_[d];
       }
       std::byte* o = r_.out + row * inner * es;
+      // Output positions [from, to) of this row that are padding: the fill value, or (reflect,
+      // edge) the input element each maps to.
+      auto pad = [&](int64_t from, int64_t to) {
+        if (mode_ == 0 || outside) {
+          if (zero_fill) std::memset(o + from * es, 0, static_cast<size_t>(std::max<int64_t>(to - from, 0) * es));
+          else for (int64_t j = from; j < to; ++j) std::memcpy(o + j * es, fill, r_.elem);
+          return;
+        }
+        for (int64_t j = from; j < to; ++j) {
+          const int64_t s = source(j, last);
+          std::memcpy(o + j * es, s < 0 ? fill : r_.in + (off + s) * es, r_.elem);
+        }
+      };
       if (outside) {
-        fill_row(o, fill, 0, inner);
+        pad(0, inner);
         continue;
       }
-      // The row is [padding | one contiguous run of the input row | padding]: copy the run at once
-      // and map only the padding positions (per element: reflect and edge read the input there).
+      // The row is [padding | one contiguous run of the input row | padding]: the run is one copy.
       const int64_t n = out.empty() ? 1 : r_.in_shape[last], b = out.empty() ? 0 : begin_[last];
       const int64_t lo = std::clamp<int64_t>(b, 0, inner), hi = std::clamp<int64_t>(b + n, lo, inner);
       if (hi > lo) std::memcpy(o + lo * es, r_.in + (off + lo - b) * es, static_cast<size_t>((hi - lo) * es));
-      for (int64_t j : {int64_t{0}, hi}) {
-        const int64_t end = j == 0 ? lo : inner;
-        if (mode_ == 0) {
-          fill_row(o, fill, j, end);
-          continue;
-        }
-        for (; j < end; ++j) {
-          const int64_t s = source(j, last);
-          if (s < 0) std::memcpy(o + j * es, fill, r_.elem);
-          else std::memcpy(o + j * es, r_.in + (off + s) * es, r_.elem);
-        }
-      }
+      pad(0, lo);
+      pad(hi, inner);
     }
-  }
-
-  // Constant padding over [from, to) of one output row.
-  void fill_row(std::byte* o, const std::byte* fill, int64_t from, int64_t to) const {
-    const auto es = static_cast<int64_t>(r_.elem);
-    if (from >= to) return;
-    if (std::all_of(fill, fill + r_.elem, [](std::byte v) { return v == std::byte{0}; })) {
-      std::memset(o + from * es, 0, static_cast<size_t>((to - from) * es));
-      return;
-    }
-    for (int64_t j = from; j < to; ++j) std::memcpy(o + j * es, fill, r_.elem);
   }
 
  private:
