@@ -52,7 +52,9 @@ size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(CompileContext& ctx, const ir::Node& node)
+  // With `may_decline`, a 1-D Conv whose oneDNN pick is a reference loop or a slow one stops
+  // before its primitive is built (declined(): make_conv_kernel takes the GEMM convolution).
+  ConvKernel(CompileContext& ctx, const ir::Node& node, bool may_decline)
       : engine_(*ctx.engine), stream_(*ctx.stream), epilogue_(ctx, node), profile_(ctx.profile) {
     auto t_start = std::chrono::steady_clock::now();
     const bool transposed = node.op == ir::Op::ConvTranspose;
@@ -153,6 +155,10 @@ class ConvKernel final : public Kernel {
                                                            g.strides, g.dilations, g.pad_begin, g.pad_end);
           dnnl::convolution_forward::primitive_desc pd(d, attr, engine_);
           impl_ = pd.impl_info_str();
+          if (may_decline && x_dims.size() == 3 && (reference() || slow_for_1d())) {
+            declined_ = true;  // no JIT, no weight reorder for a kernel that would not run
+            return;
+          }
           primitive_ = dnnl::convolution_forward(pd);
           src_d = pd.src_desc(); dst_d = pd.dst_desc(); wei_d = pd.weights_desc(); scratch_d = pd.scratchpad_desc();
         } else {
@@ -237,6 +243,7 @@ class ConvKernel final : public Kernel {
   }
 
   std::string implementation() const override { return "onednn:" + impl_; }
+  bool declined() const { return declined_; }
   // Whether oneDNN picked one of its reference loops (make_conv_kernel then takes another kernel).
   bool reference() const { return is_reference_impl(impl_); }
   // Whether lockstep's GEMM convolution beats oneDNN's pick for a 1-D conv (onednn_impl.h).
@@ -365,6 +372,7 @@ class ConvKernel final : public Kernel {
   size_t src_off_ = 0, dst_off_ = 0, wei_off_ = 0, scratch_off_ = 0;
   bool reorder_src_ = false, reorder_dst_ = false, weights_const_ = true, has_extra_ = false;
   bool own_src_ = false, own_dst_ = false;  // our transposes instead of oneDNN reorders
+  bool declined_ = false;
   bool src_from_nwc_ = false, dst_to_nwc_ = false;  // their direction: from/to a channels-last arena value
   int64_t n_ = 1, c_in_ = 1, c_out_ = 1, w_in_ = 1, w_out_ = 1;
   Dims extra_;
@@ -393,15 +401,19 @@ KernelPtr make_conv_kernel(CompileContext& ctx, const ir::Node& node) {
   if (KernelPtr polyphase = make_polyphase_conv_transpose(ctx, node)) return polyphase;
   if (KernelPtr narrow = make_narrow_conv(ctx, node)) return narrow;
   if (KernelPtr winograd = make_winograd_conv(ctx, node)) return winograd;
+  // A pointwise 1-D conv between planar values is a GEMM, and oneDNN's pick for it is its gemm
+  // convolution, which make_gemm_conv beats (onednn_impl.h): no oneDNN descriptor is made.
+  const bool gemm_applies = gemm_conv_applies(ctx, node);
+  if (gemm_applies && planar_pointwise_conv1d(ctx, node)) return make_gemm_conv(ctx, node);
   const size_t workspace = ctx.workspace_bytes;
-  auto onednn = std::make_unique<ConvKernel>(ctx, node);
-  if (!onednn->reference() && !onednn->slow_for_1d()) return onednn;
+  auto onednn = std::make_unique<ConvKernel>(ctx, node, gemm_applies);
+  if (!onednn->declined() && !onednn->reference() && !onednn->slow_for_1d()) return onednn;
   // Never oneDNN's reference loops (nor its slow 1-D picks): our GEMM convolution covers every
   // 1-D Conv. What is left (N-D convs, 1-D ConvTranspose outside the polyphase rule) keeps
   // oneDNN's kernel, and reports it.
   const size_t onednn_workspace = ctx.workspace_bytes;
   ctx.workspace_bytes = workspace;
-  if (KernelPtr gemm = make_gemm_conv(ctx, node)) return gemm;
+  if (gemm_applies) return make_gemm_conv(ctx, node);
   ctx.workspace_bytes = onednn_workspace;
   return onednn;
 }

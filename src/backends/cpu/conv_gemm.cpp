@@ -8,10 +8,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "backends/cpu/conv1d_geometry.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/gemm.h"
+#include "core/hash.h"
+#include "core/shared_by_key.h"
 
 namespace lockstep::cpu {
 
@@ -24,6 +27,13 @@ int64_t tile_outputs(int64_t k_len) { return std::clamp<int64_t>(65536 / std::ma
 }  // namespace
 
 GemmConv1d::GemmConv1d(const GemmConv1dShape& shape, const float* weights, const float* bias, int threads)
+    : GemmConv1d(shape, [weights] { return weights; }, bias,
+                 sha256_of_constant(weights, static_cast<size_t>(shape.co * (shape.ci / std::max<int64_t>(shape.groups, 1)) *
+                                                                 shape.k) * sizeof(float)),
+                 threads) {}
+
+GemmConv1d::GemmConv1d(const GemmConv1dShape& shape, const std::function<const float*()>& weights_of, const float* bias,
+                       const std::string& weights_key, int threads)
     : s_(shape), threads_(std::max(1, threads)) {
   ig_ = s_.ci / s_.groups;
   og_ = s_.co / s_.groups;
@@ -31,12 +41,18 @@ GemmConv1d::GemmConv1d(const GemmConv1dShape& shape, const float* weights, const
   tile_ = std::min(tile_outputs(kk_), s_.w_out);
   tiles_ = (s_.w_out + tile_ - 1) / tile_;
   col_floats_ = direct() ? 0 : tile_ * kk_;
-  wt_.assign(static_cast<size_t>(s_.groups * kk_ * og_), 0.0f);
-  for (int64_t g = 0; g < s_.groups; ++g)
-    for (int64_t o = 0; o < og_; ++o)
-      for (int64_t c = 0; c < ig_; ++c)
-        for (int64_t tap = 0; tap < s_.k; ++tap)
-          wt_[static_cast<size_t>((g * kk_ + tap * ig_ + c) * og_ + o)] = weights[((g * og_ + o) * ig_ + c) * s_.k + tap];
+  const std::string key = "gemm-conv/" + weights_key + "/" + std::to_string(s_.groups) + "/" + std::to_string(og_) +
+                          "/" + std::to_string(ig_) + "/" + std::to_string(s_.k);
+  wt_ = shared_by_key<std::vector<float>>(key, [&] {
+    const float* weights = weights_of();
+    auto wt = std::make_shared<std::vector<float>>(static_cast<size_t>(s_.groups * kk_ * og_), 0.0f);
+    for (int64_t g = 0; g < s_.groups; ++g)
+      for (int64_t o = 0; o < og_; ++o)
+        for (int64_t c = 0; c < ig_; ++c)
+          for (int64_t tap = 0; tap < s_.k; ++tap)
+            (*wt)[static_cast<size_t>((g * kk_ + tap * ig_ + c) * og_ + o)] = weights[((g * og_ + o) * ig_ + c) * s_.k + tap];
+    return wt;
+  });
   bias_.assign(static_cast<size_t>(s_.co), 0.0f);
   if (bias) std::copy(bias, bias + s_.co, bias_.begin());
 }
@@ -77,7 +93,7 @@ void GemmConv1d::run(const float* x, float* y, std::byte* scratch) const {
       gather(x, n, g, t0, len, col);
       a = col;
     }
-    const float* wt = wt_.data() + g * kk_ * og_;
+    const float* wt = wt_->data() + g * kk_ * og_;
     const float* b = bias_.data() + g * og_;
     if (s_.y_nwc) {  // C[t][o] = col[t][:] . wt[:][o] + bias[o]
       float* c = y + (n * s_.w_out + t0) * s_.co + g * og_;
@@ -121,22 +137,39 @@ class GemmConvKernel final : public Kernel {
 
 }  // namespace
 
-KernelPtr make_gemm_conv(CompileContext& ctx, const ir::Node& node) {
-  if (node.op != ir::Op::Conv || node.inputs.size() < 2) return nullptr;
+namespace {
+
+// The GEMM convolution's shape for the node, or nothing when it does not apply.
+std::optional<GemmConv1dShape> gemm_conv_shape(const CompileContext& ctx, const ir::Node& node) {
+  if (node.op != ir::Op::Conv || node.inputs.size() < 2 || node.inputs[0] == ir::kNoValue) return std::nullopt;
   const Shape& x = ctx.value(node.inputs[0]).shape;
   const Shape& w = ctx.value(node.inputs[1]).shape;
   const Shape& y = ctx.value(node.outputs.at(0)).shape;
-  if (x.size() != 3 || w.size() != 3 || y.size() != 3 || !ctx.graph.is_constant(node.inputs[1])) return nullptr;
+  if (x.size() != 3 || w.size() != 3 || y.size() != 3 || !ctx.graph.is_constant(node.inputs[1])) return std::nullopt;
   if (node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue && !ctx.graph.is_constant(node.inputs[2]))
-    return nullptr;
+    return std::nullopt;
   const ConvGeometry g = conv_geometry(ctx.graph, node, false);
   if (g.group <= 0 || x[1] % g.group != 0 || y[1] % g.group != 0 || w[1] * g.group != x[1] || w[0] != y[1])
-    return nullptr;
-  const GemmConv1dShape shape{.n = x[0], .ci = x[1], .co = y[1], .groups = g.group, .w_in = x[2], .w_out = y[2],
-                              .k = w[2], .stride = g.strides[0], .dilation = g.dilations[0] + 1,
-                              .pad_begin = g.pad_begin[0], .x_nwc = ctx.is_nwc(node.inputs[0]),
-                              .y_nwc = ctx.is_nwc(node.outputs[0])};
-  return std::make_unique<GemmConvKernel>(ctx, node, shape);
+    return std::nullopt;
+  return GemmConv1dShape{.n = x[0], .ci = x[1], .co = y[1], .groups = g.group, .w_in = x[2], .w_out = y[2],
+                         .k = w[2], .stride = g.strides[0], .dilation = g.dilations[0] + 1,
+                         .pad_begin = g.pad_begin[0], .x_nwc = ctx.is_nwc(node.inputs[0]),
+                         .y_nwc = ctx.is_nwc(node.outputs.at(0))};
+}
+
+}  // namespace
+
+bool gemm_conv_applies(const CompileContext& ctx, const ir::Node& node) { return gemm_conv_shape(ctx, node).has_value(); }
+
+bool planar_pointwise_conv1d(const CompileContext& ctx, const ir::Node& node) {
+  const std::optional<GemmConv1dShape> s = gemm_conv_shape(ctx, node);
+  return s && s->k == 1 && s->stride == 1 && s->pad_begin == 0 && s->w_out == s->w_in && !s->x_nwc && !s->y_nwc;
+}
+
+KernelPtr make_gemm_conv(CompileContext& ctx, const ir::Node& node) {
+  const std::optional<GemmConv1dShape> shape = gemm_conv_shape(ctx, node);
+  if (!shape) return nullptr;
+  return std::make_unique<GemmConvKernel>(ctx, node, *shape);
 }
 
 }  // namespace lockstep::cpu

@@ -6,6 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/kernel.h"
@@ -22,6 +25,10 @@ class GemmConv1d {
  public:
   // weights as ONNX stores a Conv's, [co][ci / groups][k]; bias [co] or null.
   GemmConv1d(const GemmConv1dShape& shape, const float* weights, const float* bias, int threads);
+  // Weights made by the caller: `weights_key` names them for the shared cache of transposed
+  // weights, and `weights` is called only when none under that key is alive.
+  GemmConv1d(const GemmConv1dShape& shape, const std::function<const float*()>& weights, const float* bias,
+             const std::string& weights_key, int threads);
   size_t scratch_bytes() const { return static_cast<size_t>(threads_) * col_floats_ * sizeof(float); }
   // Each output tile is one GEMM on one thread; tiles are a function of the shape alone, so the
   // bits do not depend on the thread count.
@@ -36,12 +43,18 @@ class GemmConv1d {
   GemmConv1dShape s_;
   int threads_ = 1;
   int64_t ig_ = 1, og_ = 1, kk_ = 1, tile_ = 1, tiles_ = 1, col_floats_ = 0;
-  std::vector<float> wt_;  // [group][tap * ig + c][og]
+  // [group][tap * ig + c][og]: shared by every GemmConv1d of the same weights and geometry
+  // (another length's segment transposes nothing).
+  std::shared_ptr<const std::vector<float>> wt_;
   std::vector<float> bias_;
 };
 
-// The kernel for a 1-D Conv with constant weights (and bias) in the node's arena layouts;
-// null for anything else.
+// Whether make_gemm_conv takes the node: a 1-D Conv with constant weights (and bias) whose
+// channels split into its groups.
+bool gemm_conv_applies(const CompileContext& ctx, const ir::Node& node);
+// A 1x1, stride-1, unpadded 1-D Conv whose input and output are both planar (NCW) in the arena.
+bool planar_pointwise_conv1d(const CompileContext& ctx, const ir::Node& node);
+// The kernel for such a Conv in the node's arena layouts; null for anything else.
 KernelPtr make_gemm_conv(CompileContext& ctx, const ir::Node& node);
 
 }  // namespace lockstep::cpu

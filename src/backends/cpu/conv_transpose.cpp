@@ -1,9 +1,12 @@
 // 1-D stride-s ConvTranspose as one stride-1 convolution (polyphase): output position
 // o' = s*m + r (before the begin pad is cut) is sum_j x[m - j] * w[r + s*j], so the s phases
 // r are s*Co output channels of a J = ceil(K/s)-tap convolution. Its channels-last result
-// [m][r][c] is byte for byte the channels-last upsampled signal, computed by oneDNN's
-// brgemm forward kernels (2-4x faster here than its deconvolution for these shapes), or by our
-// GEMM convolution where oneDNN has only a reference loop.
+// [m][r][c] is byte for byte the channels-last upsampled signal, computed by our Winograd
+// kernel where the time axis fits one oneDNN tile (a oneDNN primitive is JIT-compiled for each
+// new length, 3-4 ms each for the voice's upsamplers; the Winograd kernel's transformed weights
+// are shared across lengths), else by oneDNN's brgemm forward kernels in fixed time tiles (2-4x
+// faster here than its deconvolution), or by our GEMM convolution where oneDNN has only a
+// reference loop.
 #include <omp.h>
 
 #include <algorithm>
@@ -17,6 +20,7 @@
 #include "backends/cpu/conv_transpose.h"
 #include "backends/cpu/conv_gemm.h"
 #include "backends/cpu/conv_tiling.h"
+#include "backends/cpu/conv_winograd.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/onednn_impl.h"
@@ -127,7 +131,18 @@ class PolyphaseKernel final : public Kernel {
       } catch (const dnnl::error&) {
         tiles_ = TiledConv1d();  // the whole-axis primitive below
       }
-      if (tiles_.tiled()) {
+      const int wino_tile = tiles_.tiled() ? 0 : winograd_tile(p.ci, oc, J);
+      if (wino_tile != 0) {
+        const std::string bias_key =
+            b ? sha256_of_constant(b, static_cast<size_t>(p.co) * sizeof(float)) : std::string("-");
+        winograd_.emplace(Winograd1dShape{.n = p.n, .ci = p.ci, .co = oc, .w_in = p.in_w, .w_out = p.groups, .k = J,
+                                          .dilation = 1, .pad_begin = J - 1, .tile = wino_tile},
+                          [&] { return phase_weights().data(); }, b ? bias_.data() : nullptr,
+                          weights_key + "/" + bias_key, ctx.threads);
+        impl_ = std::string("lockstep:winograd:") + winograd_->isa_name();
+        scratch_d_ = memory::desc({static_cast<int64_t>(std::max<size_t>(winograd_->scratch_bytes(), 64))},
+                                  memory::data_type::u8, memory::format_tag::a);
+      } else if (tiles_.tiled()) {
         impl_ = "onednn:" + tiles_.implementation();
         w_mem_ = reordered(tiles_.weights_desc());
         scratch_d_ = memory::desc({static_cast<int64_t>(std::max<size_t>(tiles_.scratch_bytes(), 64))},
@@ -143,7 +158,7 @@ class PolyphaseKernel final : public Kernel {
           // our GEMM convolution instead (conv_gemm.h)
           gemm_.emplace(GemmConv1dShape{.n = p.n, .ci = p.ci, .co = oc, .w_in = p.in_w, .w_out = p.groups, .k = J,
                                         .pad_begin = J - 1, .x_nwc = true, .y_nwc = true},
-                        phase_weights().data(), b ? bias_.data() : nullptr, ctx.threads);
+                        [&] { return phase_weights().data(); }, b ? bias_.data() : nullptr, weights_key, ctx.threads);
           impl_ = std::string("lockstep:gemm-conv:") + sgemm_implementation();
           scratch_d_ = memory::desc({static_cast<int64_t>(std::max<size_t>(gemm_->scratch_bytes(), 64))},
                                     memory::data_type::u8, memory::format_tag::a);
@@ -196,7 +211,9 @@ class PolyphaseKernel final : public Kernel {
     };
     if (!x_nwc_) ncw_to_nwc(x_, src_, p_.n, p_.ci, p_.in_w);
     lap("  conv transpose: src reorder");
-    if (gemm_) {
+    if (winograd_) {
+      winograd_->run(src_, z_, scratch_);
+    } else if (gemm_) {
       gemm_->run(src_, z_, scratch_);
     } else if (tiles_.tiled()) {
       tiles_.run(stream_, src_, z_);
@@ -239,6 +256,7 @@ class PolyphaseKernel final : public Kernel {
   dnnl::primitive primitive_;
   TiledConv1d tiles_;  // tiled() for long inputs, instead of primitive_
   std::optional<GemmConv1d> gemm_;  // where oneDNN has only its reference loop, instead of both
+  std::optional<Winograd1d> winograd_;  // short time axes, instead of oneDNN
   std::string impl_;
   std::byte* scratch_ = nullptr;
   memory w_mem_, b_mem_;

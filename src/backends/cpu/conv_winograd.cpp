@@ -66,6 +66,13 @@ Setting setting() {
 bool Winograd1d::available() { return isa_has_fma_vectors(active_isa()); }
 
 Winograd1d::Winograd1d(const Winograd1dShape& shape, const float* weights, const float* bias, int threads, Isa isa)
+    : Winograd1d(shape, [weights] { return weights; }, bias,
+                 sha256_of_constant(weights, static_cast<size_t>(shape.co * shape.ci * shape.k) * sizeof(float)) +
+                     (bias ? sha256_of_constant(bias, static_cast<size_t>(shape.co) * sizeof(float)) : std::string("-")),
+                 threads, isa) {}
+
+Winograd1d::Winograd1d(const Winograd1dShape& shape, const std::function<const float*()>& weights_of, const float* bias,
+                       const std::string& weights_key, int threads, Isa isa)
     : s_(shape), threads_(std::max(1, threads)), kernels_(&winograd_kernels(isa)) {
   const int64_t ci = s_.ci, co = s_.co, m = s_.tile;
   if (m < 2 || m > 4) throw std::invalid_argument("Winograd1d: tile must be 2, 3 or 4");
@@ -91,11 +98,10 @@ Winograd1d::Winograd1d(const Winograd1dShape& shape, const float* weights, const
   }
   // Weights: u_q = (G g)_q for every group, in double, rounded once. Shared across compiles
   // through a cache keyed by the weights' SHA-256 and everything the layout depends on.
-  std::string key = sha256_of_constant(weights, static_cast<size_t>(co * ci * s_.k) * sizeof(float));
-  key += bias ? sha256_of_constant(bias, static_cast<size_t>(co) * sizeof(float)) : std::string("-");
-  key += "/" + std::to_string(ci) + "/" + std::to_string(co) + "/" + std::to_string(s_.k) + "/" + std::to_string(m) +
+  std::string key = weights_key + "/" + std::to_string(ci) + "/" + std::to_string(co) + "/" + std::to_string(s_.k) + "/" + std::to_string(m) +
          "/" + std::to_string(width) + "/" + isa_name();
   w_ = shared_by_key<Transformed>(key, [&] {
+    const float* weights = weights_of();
     auto t = std::make_shared<Transformed>();
     for (int q = 0; q < points_; ++q) t->u[q].assign(static_cast<size_t>(panels_ * k_[q] * width), 0.0f);
     const int inf = points_ - 1;

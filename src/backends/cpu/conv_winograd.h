@@ -34,6 +34,11 @@ class Winograd1d {
   // the kernels are `isa`'s (the same bits on every ISA: conv_winograd_kernels.h).
   Winograd1d(const Winograd1dShape& shape, const float* weights, const float* bias, int threads,
              Isa isa = active_isa());
+  // Weights made by the caller (e.g. a ConvTranspose's phases): `weights_key` names them and
+  // the bias for the shared transform cache, and `weights` is called only when no transform
+  // under that key is alive, so a new length neither rebuilds nor rehashes them.
+  Winograd1d(const Winograd1dShape& shape, const std::function<const float*()>& weights, const float* bias,
+             const std::string& weights_key, int threads, Isa isa = active_isa());
   // Scratch bytes run() needs (one transformed-input buffer per thread).
   size_t scratch_bytes() const { return static_cast<size_t>(threads_) * v_floats_ * sizeof(float); }
   // x [n][w_in][ci] -> y [n][w_out][co]. Each output is summed whole by one thread in a fixed

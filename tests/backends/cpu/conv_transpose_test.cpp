@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "backends/cpu/conv_winograd.h"
 #include "backends/cpu/cpu_test_util.h"
 #include "backends/cpu/layout.h"
 #include "support/graph_check.h"
@@ -66,6 +67,37 @@ TEST(CpuConvTransposePolyphase, MatchesReference) {
       test::expect_cpu_matches(g, inputs, want, threads, c.ci * c.k + 3 * c.co,
                                what + " threads " + std::to_string(threads),
                                /*run_to_run=*/false);
+  }
+}
+
+// A short time axis (one oneDNN tile) runs the phases through the Winograd kernel where it
+// applies, so that a new length JIT-compiles no oneDNN primitive: against the reference at two
+// lengths, the HiFi-GAN upsamplers' geometry (K = 2s) and K not a multiple of s (three taps).
+TEST(CpuConvTransposePolyphase, ShortAxesRunTheWinogradKernel) {
+  if (!cpu::Winograd1d::available()) GTEST_SKIP() << "this CPU has no vector FMA (AVX2, AVX-512F or NEON)";
+  const Case cases[] = {
+      {1, 64, 32, 50, 16, 8, 4, 4, true, true},
+      {1, 64, 32, 51, 16, 8, 4, 4, true, true},
+      {2, 48, 16, 30, 7, 3, 1, 2, false, false},
+  };
+  uint32_t seed = 900;
+  for (const Case& c : cases) {
+    ir::ValueId up = 0;
+    ir::Graph g = case_graph(c, seed += 10, &up);
+    std::vector<Tensor> inputs = {random_tensor({c.n, c.ci, c.w}, seed)};
+    const std::string what = "ci " + std::to_string(c.ci) + " w " + std::to_string(c.w) + " k " + std::to_string(c.k);
+    const std::vector<Tensor> want = reference::evaluate(g, inputs);
+    for (int threads : {1, 2}) {
+      Options o;
+      o.threads = threads;
+      const auto exe = cpu::backend().compile(g, o);
+      bool winograd = false;
+      for (const std::string& impl : exe->kernel_implementations())
+        winograd = winograd || impl.rfind("lockstep:winograd", 0) == 0;
+      EXPECT_TRUE(winograd) << what << ": the ConvTranspose did not take the Winograd kernel";
+      test::expect_cpu_matches(g, inputs, want, threads, c.ci * c.k + 3 * c.co, what + " threads " + std::to_string(threads),
+                               /*run_to_run=*/true);
+    }
   }
 }
 

@@ -188,3 +188,41 @@ TEST(CpuConvWinograd, PlanarGraphInputAndOutputGoThroughTheKernel) {
 
 }  // namespace
 }  // namespace lockstep::cpu_test
+
+namespace lockstep::cpu_test {
+namespace {
+
+// Weights made by the caller (a ConvTranspose's phases) are read only when no transform under
+// their key is alive: another length of the same conv reuses it, with the same bits as the
+// pointer constructor's.
+TEST(CpuConvWinograd, CallerMadeWeightsAreReadOncePerKeyWhileAlive) {
+  if (!cpu::Winograd1d::available()) GTEST_SKIP() << "this CPU has no vector FMA (AVX2, AVX-512F or NEON)";
+  const Case c{1, 32, 48, 40, 2, 1, 1, 1};
+  const Tensor w = random_tensor({c.co, c.ci, c.k}, 4601, DType::Float32, -0.3f, 0.3f);
+  const Tensor b = random_tensor({c.co}, 4602);
+  int reads = 0;
+  auto weights = [&] {
+    ++reads;
+    return w.data<float>();
+  };
+  const std::string key = "test/caller-made/" + std::to_string(reinterpret_cast<uintptr_t>(&reads));
+  auto shape = [&](int64_t w_in) {
+    return cpu::Winograd1dShape{.n = 1, .ci = c.ci, .co = c.co, .w_in = w_in, .w_out = w_in + 1, .k = c.k,
+                                .dilation = 1, .pad_begin = 1, .tile = 4};
+  };
+  const cpu::Winograd1d first(shape(40), weights, b.data<float>(), key, 2);
+  const cpu::Winograd1d second(shape(97), weights, b.data<float>(), key, 2);
+  EXPECT_EQ(reads, 1) << "a second length of the same weights transformed them again";
+  const Tensor x = random_tensor({1, c.ci, 97}, 4603);
+  const std::vector<float> x_nwc = to_nwc(x);
+  std::vector<float> got(static_cast<size_t>(98 * c.co)), want(got.size());
+  std::vector<std::byte> scratch(second.scratch_bytes());
+  second.run(x_nwc.data(), got.data(), scratch.data());
+  const cpu::Winograd1d by_pointer(shape(97), w.data<float>(), b.data<float>(), 2);
+  std::vector<std::byte> scratch2(by_pointer.scratch_bytes());
+  by_pointer.run(x_nwc.data(), want.data(), scratch2.data());
+  EXPECT_TRUE(got == want) << "the shared transform differs from the pointer constructor's";
+}
+
+}  // namespace
+}  // namespace lockstep::cpu_test
