@@ -207,29 +207,42 @@ class DynamicExecutable final : public Executable {
 
   // Specialises the not-yet-run part of the graph to what this run knows and compiles the next segment.
   EntryPtr build(const std::vector<char>& done) const {
-    // The not-yet-run nodes over the whole value table (ids stay the source's); copied once.
+    // The not-yet-run nodes and only the values they and the graph outputs refer to, renumbered
+    // densely (source_id maps back): the probe, the passes and the backend copy and walk a
+    // segment's values, not the voice's whole table (~5,000) at each of a call's eight misses.
     ir::Graph g;
     g.name = source_.name;
     g.opset = source_.opset;
-    g.values = source_.values;
-    g.inputs = source_.inputs;
-    g.outputs = source_.outputs;
-    std::vector<int> origin;  // g.nodes index -> source node index
-    for (size_t n = 0; n < source_.nodes.size(); ++n)
-      if (!done[n]) {
-        g.nodes.push_back(source_.nodes[n]);
-        origin.push_back(static_cast<int>(n));
+    std::vector<ir::ValueId> source_id;  // g's value id -> source_'s
+    std::vector<ir::ValueId> local(source_.values.size(), ir::kNoValue);
+    std::vector<char> known;
+    auto take = [&](ir::ValueId v) -> ir::ValueId {
+      if (v == ir::kNoValue) return v;
+      ir::ValueId& id = local[static_cast<size_t>(v)];
+      if (id != ir::kNoValue) return id;
+      id = static_cast<ir::ValueId>(g.values.size());
+      source_id.push_back(v);
+      ir::Value& value = g.values.emplace_back(source_.values[static_cast<size_t>(v)]);
+      const Tensor& t = env_[static_cast<size_t>(v)];
+      known.push_back(t.defined());
+      if (t.defined()) {
+        value.dtype = env_dtype_[static_cast<size_t>(v)];
+        value.shape = t.shape();
+        if (env_const_[static_cast<size_t>(v)] || parameter_reader_[static_cast<size_t>(v)])
+          value.constant = t.dtype() == value.dtype || !is_floating(t.dtype()) ? t : t.to(value.dtype);
       }
-    std::vector<char> known(g.values.size(), 0);
-    for (size_t v = 0; v < g.values.size(); ++v) {
-      const Tensor& t = env_[v];
-      if (!t.defined()) continue;
-      ir::Value& value = g.values[v];
-      known[v] = 1;
-      value.dtype = env_dtype_[v];
-      value.shape = t.shape();
-      if (env_const_[v] || parameter_reader_[v])
-        value.constant = t.dtype() == value.dtype || !is_floating(t.dtype()) ? t : t.to(value.dtype);
+      return id;
+    };
+    for (ir::ValueId v : source_.inputs) g.inputs.push_back(take(v));
+    for (ir::ValueId v : source_.outputs) g.outputs.push_back(take(v));
+    std::vector<int> origin;  // g.nodes index -> source node index
+    for (size_t n = 0; n < source_.nodes.size(); ++n) {
+      if (done[n]) continue;
+      ir::Node& node = g.nodes.emplace_back(source_.nodes[n]);
+      for (ir::ValueId& v : node.inputs) v = take(v);
+      for (ir::ValueId& v : node.outputs) v = take(v);
+      for (auto& step : node.epilogue) step.operand = take(step.operand);
+      origin.push_back(static_cast<int>(n));
     }
     auto t_probe = std::chrono::steady_clock::now();
     ProbeResult pr = probe(g, known, cap_);
@@ -254,7 +267,7 @@ class DynamicExecutable final : public Executable {
         for (size_t i = 0; i < node.inputs.size(); ++i) {
           ir::ValueId v = node.inputs[i];
           if (v != ir::kNoValue && ir::is_parameter_input(node.op, i) && !g.is_constant(v))
-            entry->key_values.push_back(v);
+            entry->key_values.push_back(source_id[static_cast<size_t>(v)]);
         }
       } else {
         entry->covered.push_back(origin[n]);
@@ -272,7 +285,7 @@ class DynamicExecutable final : public Executable {
             ir::ValueId v = g.nodes[n].inputs[i];
             if (v == ir::kNoValue) continue;
             bool param = ir::is_parameter_input(g.nodes[n].op, i);
-            if (!env_[static_cast<size_t>(v)].defined() && !g.is_constant(v))
+            if (!env_[static_cast<size_t>(source_id[static_cast<size_t>(v)])].defined() && !g.is_constant(v))
               first_blocked += " (waits for '" + g.value(v).name + "'" + (param ? ", a parameter" : "") + ")";
             else if (param && !g.is_constant(v))
               first_blocked += " (parameter '" + g.value(v).name + "' not constant)";
@@ -302,7 +315,7 @@ class DynamicExecutable final : public Executable {
     auto add_input = [&](ir::ValueId v) {
       if (v == ir::kNoValue || s.is_constant(v) || produced[static_cast<size_t>(v)] || is_input[static_cast<size_t>(v)])
         return;
-      if (!env_[static_cast<size_t>(v)].defined())
+      if (!env_[static_cast<size_t>(source_id[static_cast<size_t>(v)])].defined())
         throw Error(ErrorCode::Internal, "run-time shapes: value '" + s.value(v).name + "' is read before it is computed");
       is_input[static_cast<size_t>(v)] = 1;
       seg_inputs.push_back(v);
@@ -311,7 +324,7 @@ class DynamicExecutable final : public Executable {
       if (pr.states[n] == NodeState::Folded) {
         for (ir::ValueId v : s.nodes[n].outputs)
           if (v != ir::kNoValue && later[static_cast<size_t>(v)] && s.is_constant(v))
-            entry->constants.emplace_back(v, s.value(v).constant);
+            entry->constants.emplace_back(source_id[static_cast<size_t>(v)], s.value(v).constant);
         continue;
       }
       if (pr.states[n] != NodeState::Runnable) continue;
@@ -346,11 +359,12 @@ class DynamicExecutable final : public Executable {
     for (size_t i = 0; i < s.outputs.size(); ++i) {
       ir::ValueId v = s.outputs[i];
       if (s.is_constant(v)) {
-        entry->constants.emplace_back(seg_outputs[i], s.value(v).constant.reshaped(seg_shapes[i]));
+        entry->constants.emplace_back(source_id[static_cast<size_t>(seg_outputs[i])],
+                                      s.value(v).constant.reshaped(seg_shapes[i]));
         continue;
       }
       kept_outputs.push_back(v);
-      entry->outputs.push_back(seg_outputs[i]);
+      entry->outputs.push_back(source_id[static_cast<size_t>(seg_outputs[i])]);
       entry->output_shapes.push_back(seg_shapes[i]);
       entry->output_dtypes.push_back(s.value(v).dtype);
     }
@@ -363,7 +377,7 @@ class DynamicExecutable final : public Executable {
       if (auto reason = backend_.unsupported_reason(s, node))
         throw Error(ErrorCode::UnsupportedOp, backend_.name() + " backend: " + *reason, node.name,
                     ir::op_name(node.op));
-    entry->inputs = s.inputs;
+    for (ir::ValueId v : s.inputs) entry->inputs.push_back(source_id[static_cast<size_t>(v)]);
     entry->bytes = s.plan ? s.plan->arena_bytes : 0;
     auto t_compile = std::chrono::steady_clock::now();
     entry->exe = backend_.compile(s, options_);
