@@ -14,6 +14,7 @@
 #include "core/hash.h"
 #include "core/host_scratch.h"
 #include "dynamic/probe.h"
+#include "passes/fold_support.h"
 #include "passes/pipeline.h"
 #include "reference/evaluate.h"
 #include "voices/piper.h"
@@ -235,10 +236,28 @@ class DynamicExecutable final : public Executable {
     };
     for (ir::ValueId v : source_.inputs) g.inputs.push_back(take(v));
     for (ir::ValueId v : source_.outputs) g.outputs.push_back(take(v));
+    // Nodes downstream of a host node that has not run (NonZero) wait whatever the probe finds:
+    // they are left out of the copy (a voice's encoder segment copies ~700 of its ~2,750 nodes).
+    // What they read is kept for later, and what they read as parameters keys the next segment.
+    std::vector<char> waits(source_.values.size(), 0);  // produced by a host node or a node left out
+    std::vector<size_t> left_out;
     std::vector<int> origin;  // g.nodes index -> source node index
     for (size_t n = 0; n < source_.nodes.size(); ++n) {
       if (done[n]) continue;
-      ir::Node& node = g.nodes.emplace_back(source_.nodes[n]);
+      const ir::Node& from = source_.nodes[n];
+      const bool downstream = std::any_of(from.inputs.begin(), from.inputs.end(), [&](ir::ValueId v) {
+        return v != ir::kNoValue && waits[static_cast<size_t>(v)];
+      }) || std::any_of(from.epilogue.begin(), from.epilogue.end(), [&](const ir::EpilogueStep& step) {
+        return step.operand != ir::kNoValue && waits[static_cast<size_t>(step.operand)];
+      });
+      if (downstream || (ir::has_data_dependent_shape(from.op) && !passes::all_inputs_constant(source_, from)))
+        for (ir::ValueId v : from.outputs)
+          if (v != ir::kNoValue) waits[static_cast<size_t>(v)] = 1;
+      if (downstream) {
+        left_out.push_back(n);
+        continue;
+      }
+      ir::Node& node = g.nodes.emplace_back(from);
       for (ir::ValueId& v : node.inputs) v = take(v);
       for (ir::ValueId& v : node.outputs) v = take(v);
       for (auto& step : node.epilogue) step.operand = take(step.operand);
@@ -252,7 +271,20 @@ class DynamicExecutable final : public Executable {
     const size_t nv = g.values.size();
     std::vector<char> later(nv, 0), produced(nv, 0);
     for (ir::ValueId v : g.outputs) later[static_cast<size_t>(v)] = 1;
-    bool blocked = false;
+    bool blocked = !left_out.empty();
+    for (size_t n : left_out) {
+      const ir::Node& node = source_.nodes[n];
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        const ir::ValueId v = node.inputs[i];
+        const ir::ValueId id = v == ir::kNoValue ? ir::kNoValue : local[static_cast<size_t>(v)];
+        if (id == ir::kNoValue) continue;  // produced by another node left out: not computed yet
+        later[static_cast<size_t>(id)] = 1;
+        if (ir::is_parameter_input(node.op, i) && !g.is_constant(id)) entry->key_values.push_back(v);
+      }
+      for (const auto& step : node.epilogue)
+        if (step.operand != ir::kNoValue && local[static_cast<size_t>(step.operand)] != ir::kNoValue)
+          later[static_cast<size_t>(local[static_cast<size_t>(step.operand)])] = 1;
+    }
     for (size_t n = 0; n < g.nodes.size(); ++n) {
       const ir::Node& node = g.nodes[n];
       NodeState s = pr.states[n];
@@ -292,8 +324,10 @@ class DynamicExecutable final : public Executable {
           }
         }
       }
+      if (first_blocked.empty() && !left_out.empty())
+        first_blocked = source_.nodes[left_out.front()].name + " (downstream of a host node)";
       std::cerr << "lockstep: run-time shapes: probe " << probe_ms << " ms; segment of " << counts[0] << " nodes (" << counts[1] << " folded, "
-                << counts[2] << " on the host, " << counts[3] << " waiting"
+                << counts[2] << " on the host, " << counts[3] + left_out.size() << " waiting"
                 << (first_blocked.empty() ? "" : ", first '" + first_blocked + "'") << ")\n";
     }
     std::sort(entry->key_values.begin(), entry->key_values.end());
