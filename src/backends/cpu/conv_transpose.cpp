@@ -2,11 +2,12 @@
 // o' = s*m + r (before the begin pad is cut) is sum_j x[m - j] * w[r + s*j], so the s phases
 // r are s*Co output channels of a J = ceil(K/s)-tap convolution. Its channels-last result
 // [m][r][c] is byte for byte the channels-last upsampled signal, computed by our Winograd
-// kernel where the time axis fits one oneDNN tile (a oneDNN primitive is JIT-compiled for each
-// new length, 3-4 ms each for the voice's upsamplers; the Winograd kernel's transformed weights
-// are shared across lengths), else by oneDNN's brgemm forward kernels in fixed time tiles (2-4x
-// faster here than its deconvolution), or by our GEMM convolution where oneDNN has only a
-// reference loop.
+// kernel where it applies (J >= 2 taps, enough channels): oneDNN JIT-compiles a primitive for
+// each new length (3-4 ms per upsampler of a voice, a tile's remainder when tiled), while the
+// Winograd kernel's transformed weights are shared across lengths, at 0.7-1.35x oneDNN's speed
+// on the voice's upsamplers (lockstep_conv_bench, docs/cpu.md). Else oneDNN's brgemm forward
+// kernels in fixed time tiles (2-4x faster here than its deconvolution), or our GEMM
+// convolution where oneDNN has only a reference loop.
 #include <omp.h>
 
 #include <algorithm>
@@ -123,15 +124,17 @@ class PolyphaseKernel final : public Kernel {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     try {
-      // Long inputs: time-axis tiles of the same stride-1 convolution (conv_tiling.h).
-      try {
-        tiles_ = TiledConv1d(engine_, Conv1dShape{.n = p.n, .ci = p.ci, .co = oc, .groups = 1, .w_in = p.in_w,
-                                                  .w_out = p.groups, .k = J, .stride = 1, .dilation = 0, .pad_begin = J - 1},
-                             b != nullptr, ctx.threads);
-      } catch (const dnnl::error&) {
-        tiles_ = TiledConv1d();  // the whole-axis primitive below
+      const int wino_tile = winograd_tile(p.ci, oc, J);
+      // Otherwise long inputs: time-axis tiles of the same stride-1 convolution (conv_tiling.h).
+      if (wino_tile == 0) {
+        try {
+          tiles_ = TiledConv1d(engine_, Conv1dShape{.n = p.n, .ci = p.ci, .co = oc, .groups = 1, .w_in = p.in_w,
+                                                    .w_out = p.groups, .k = J, .stride = 1, .dilation = 0, .pad_begin = J - 1},
+                               b != nullptr, ctx.threads);
+        } catch (const dnnl::error&) {
+          tiles_ = TiledConv1d();  // the whole-axis primitive below
+        }
       }
-      const int wino_tile = tiles_.tiled() ? 0 : winograd_tile(p.ci, oc, J);
       if (wino_tile != 0) {
         const std::string bias_key =
             b ? sha256_of_constant(b, static_cast<size_t>(p.co) * sizeof(float)) : std::string("-");

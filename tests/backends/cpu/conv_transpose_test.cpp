@@ -70,15 +70,17 @@ TEST(CpuConvTransposePolyphase, MatchesReference) {
   }
 }
 
-// A short time axis (one oneDNN tile) runs the phases through the Winograd kernel where it
-// applies, so that a new length JIT-compiles no oneDNN primitive: against the reference at two
-// lengths, the HiFi-GAN upsamplers' geometry (K = 2s) and K not a multiple of s (three taps).
-TEST(CpuConvTransposePolyphase, ShortAxesRunTheWinogradKernel) {
+// The phases run through the Winograd kernel where it applies, so that a new length
+// JIT-compiles no oneDNN primitive: against the reference at two lengths, the HiFi-GAN
+// upsamplers' geometry (K = 2s), K not a multiple of s (three taps), and an axis longer than
+// a oneDNN tile (which would have been tiled).
+TEST(CpuConvTransposePolyphase, RunsTheWinogradKernelWhereItApplies) {
   if (!cpu::Winograd1d::available()) GTEST_SKIP() << "this CPU has no vector FMA (AVX2, AVX-512F or NEON)";
   const Case cases[] = {
       {1, 64, 32, 50, 16, 8, 4, 4, true, true},
       {1, 64, 32, 51, 16, 8, 4, 4, true, true},
       {2, 48, 16, 30, 7, 3, 1, 2, false, false},
+      {1, 32, 8, 2100, 16, 8, 4, 4, true, false},
   };
   uint32_t seed = 900;
   for (const Case& c : cases) {
