@@ -60,14 +60,23 @@ int64_t peak_live_bytes(const std::vector<Interval>& intervals, int steps) {
   return peak;
 }
 
+// The intervals placed so far, as columns (the overlap test over them vectorises: a voice's
+// segments plan ~500 values at every new length, four times each).
+struct Placed {
+  std::vector<int> first, last;
+  std::vector<int64_t> begin, end;  // bytes [begin, end)
+  std::vector<std::pair<int64_t, int64_t>> busy;  // fit()'s scratch, kept between calls
+};
+
 // Where `iv` goes beside the already placed intervals that are live with it: the lowest gap that
 // fits (first fit) or the tightest one (best fit), else above them all.
-int64_t fit(const Interval& iv, const std::vector<Interval>& placed, const std::vector<int64_t>& offsets,
-            bool best_fit) {
-  std::vector<std::pair<int64_t, int64_t>> busy;  // [begin, end) bytes
-  for (const auto& other : placed)
-    if (other.first <= iv.last && iv.first <= other.last && other.bytes > 0)
-      busy.push_back({offsets[other.id], offsets[other.id] + other.bytes});
+int64_t fit(const Interval& iv, Placed& placed, bool best_fit) {
+  std::vector<std::pair<int64_t, int64_t>>& busy = placed.busy;
+  busy.clear();
+  const size_t count = placed.first.size();
+  for (size_t i = 0; i < count; ++i)
+    if (placed.first[i] <= iv.last && iv.first <= placed.last[i] && placed.end[i] > placed.begin[i])
+      busy.emplace_back(placed.begin[i], placed.end[i]);
   std::sort(busy.begin(), busy.end());
   int64_t cursor = 0, best = -1, best_gap = INT64_MAX;
   for (const auto& [begin, end] : busy) {
@@ -89,12 +98,17 @@ struct Placement {
 Placement place(const std::vector<Interval>& order, size_t value_count, bool best_fit) {
   Placement result;
   result.offsets.assign(value_count, -1);
-  std::vector<Interval> placed;
+  Placed placed;
+  for (auto* column : {&placed.first, &placed.last}) column->reserve(order.size());
+  for (auto* column : {&placed.begin, &placed.end}) column->reserve(order.size());
   for (const auto& iv : order) {
-    int64_t offset = fit(iv, placed, result.offsets, best_fit);
+    int64_t offset = fit(iv, placed, best_fit);
     result.offsets[iv.id] = offset;
     result.arena_bytes = std::max(result.arena_bytes, offset + iv.bytes);
-    placed.push_back(iv);
+    placed.first.push_back(iv.first);
+    placed.last.push_back(iv.last);
+    placed.begin.push_back(offset);
+    placed.end.push_back(offset + iv.bytes);
   }
   return result;
 }

@@ -8,16 +8,52 @@ namespace lockstep::reference {
 
 namespace {
 
-// Copies the strided view (base offset + per-dim strides, in elements) of `x` into a new tensor.
+// One row of a strided view: `count` elements `stride` apart, of `size` bytes each.
+void copy_row(std::byte* dst, const std::byte* src, int64_t count, int64_t stride, int64_t size) {
+  if (stride == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(count * size));
+    return;
+  }
+  auto rows = [&](auto element) {
+    using T = decltype(element);
+    for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * size, src + i * stride * size, sizeof(T));
+  };
+  if (size == 8) rows(int64_t{});
+  else if (size == 4) rows(int32_t{});
+  else if (size == 1) rows(int8_t{});
+  else
+    for (int64_t i = 0; i < count; ++i)
+      std::memcpy(dst + i * size, src + i * stride * size, static_cast<size_t>(size));
+}
+
+// Copies the strided view (base offset + per-dim strides, in elements) of `x` into a new tensor,
+// a row (the last dim) at a time: the run-time shape stage folds a voice's relative-position
+// tables through these at every new length.
 Tensor gather_view(const Tensor& x, const Shape& out_shape, int64_t base,
                    const std::vector<int64_t>& strides) {
   Tensor out(x.dtype(), out_shape);
-  int64_t size = static_cast<int64_t>(dtype_size(x.dtype()));
+  if (out.numel() == 0) return out;
+  const int64_t size = static_cast<int64_t>(dtype_size(x.dtype()));
   auto* dst = static_cast<std::byte*>(out.raw());
-  auto* src = static_cast<const std::byte*>(x.raw());
-  for_each_broadcast(out_shape, {strides}, [&](int64_t i, const std::vector<int64_t>& off) {
-    std::memcpy(dst + i * size, src + (base + off[0]) * size, static_cast<size_t>(size));
-  });
+  const auto* src = static_cast<const std::byte*>(x.raw());
+  if (out_shape.empty()) {
+    std::memcpy(dst, src + base * size, static_cast<size_t>(size));
+    return out;
+  }
+  const size_t rank = out_shape.size();
+  const int64_t row = out_shape[rank - 1], row_stride = strides[rank - 1];
+  const int64_t rows = out.numel() / row;
+  std::vector<int64_t> index(rank - 1, 0);
+  int64_t offset = base;
+  for (int64_t r = 0; r < rows; ++r) {
+    copy_row(dst + r * row * size, src + offset * size, row, row_stride, size);
+    for (size_t d = rank - 1; d-- > 0;) {  // the next row's offset: an odometer over the outer dims
+      offset += strides[d];
+      if (++index[d] < out_shape[d]) break;
+      offset -= strides[d] * out_shape[d];
+      index[d] = 0;
+    }
+  }
   return out;
 }
 
