@@ -61,7 +61,7 @@ void infer_shapes(ir::Graph& graph) {
       fold_node(graph, node);
       continue;
     }
-    kept.push_back(node);
+    kept.push_back(std::move(graph.nodes[n]));  // `node` is not read after this
   }
   graph.nodes = std::move(kept);
 }

@@ -60,8 +60,9 @@ int64_t peak_live_bytes(const std::vector<Interval>& intervals, int steps) {
   return peak;
 }
 
-// The intervals placed so far, as columns (the overlap test over them vectorises: a voice's
-// segments plan ~500 values at every new length, four times each).
+// The intervals placed so far, as columns kept in order of their first byte, so that the ones
+// live beside a new interval come out sorted (a voice's segments plan ~500 values at every new
+// length, four times each, many of them live to the end as the segment's outputs).
 struct Placed {
   std::vector<int> first, last;
   std::vector<int64_t> begin, end;  // bytes [begin, end)
@@ -77,7 +78,6 @@ int64_t fit(const Interval& iv, Placed& placed, bool best_fit) {
   for (size_t i = 0; i < count; ++i)
     if (placed.first[i] <= iv.last && iv.first <= placed.last[i] && placed.end[i] > placed.begin[i])
       busy.emplace_back(placed.begin[i], placed.end[i]);
-  std::sort(busy.begin(), busy.end());
   int64_t cursor = 0, best = -1, best_gap = INT64_MAX;
   for (const auto& [begin, end] : busy) {
     int64_t gap = begin - cursor;
@@ -105,10 +105,13 @@ Placement place(const std::vector<Interval>& order, size_t value_count, bool bes
     int64_t offset = fit(iv, placed, best_fit);
     result.offsets[iv.id] = offset;
     result.arena_bytes = std::max(result.arena_bytes, offset + iv.bytes);
-    placed.first.push_back(iv.first);
-    placed.last.push_back(iv.last);
-    placed.begin.push_back(offset);
-    placed.end.push_back(offset + iv.bytes);
+    // Equal first bytes may go in any order: the gap before each is the same, and after the
+    // first of them no gap is left before the others.
+    const auto at = std::upper_bound(placed.begin.begin(), placed.begin.end(), offset) - placed.begin.begin();
+    placed.first.insert(placed.first.begin() + at, iv.first);
+    placed.last.insert(placed.last.begin() + at, iv.last);
+    placed.begin.insert(placed.begin.begin() + at, offset);
+    placed.end.insert(placed.end.begin() + at, offset + iv.bytes);
   }
   return result;
 }
