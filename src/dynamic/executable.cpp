@@ -208,6 +208,7 @@ class DynamicExecutable final : public Executable {
 
   // Specialises the not-yet-run part of the graph to what this run knows and compiles the next segment.
   EntryPtr build(const std::vector<char>& done) const {
+    const auto t_build = std::chrono::steady_clock::now();
     // The not-yet-run nodes and only the values they and the graph outputs refer to, renumbered
     // densely (source_id maps back): the probe, the passes and the backend copy and walk a
     // segment's values, not the voice's whole table (~5,000) at each of a call's eight misses.
@@ -263,6 +264,7 @@ class DynamicExecutable final : public Executable {
       for (auto& step : node.epilogue) step.operand = take(step.operand);
       origin.push_back(static_cast<int>(n));
     }
+    const double copy_ms = ms_since(t_build);
     auto t_probe = std::chrono::steady_clock::now();
     ProbeResult pr = probe(g, known, cap_);
     const double probe_ms = ms_since(t_probe);
@@ -417,7 +419,8 @@ class DynamicExecutable final : public Executable {
     entry->exe = backend_.compile(s, options_);
     if (trace_)
       std::cerr << "lockstep: run-time shapes:   pipeline " << pipeline_ms << " ms, " << backend_.name() << " compile "
-                << ms_since(t_compile) << " ms (" << s.nodes.size() << " kernels)\n";
+                << ms_since(t_compile) << " ms (" << s.nodes.size() << " kernels); copy " << copy_ms
+                << " ms, whole miss " << ms_since(t_build) << " ms\n";
     return entry;
   }
 
