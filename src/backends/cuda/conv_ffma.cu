@@ -18,6 +18,8 @@
 #include "backends/cuda/cp_async.h"
 #include "backends/cuda/ew_ops.h"
 #include "backends/cuda/families.h"
+#include "core/hash.h"
+#include "core/shared_by_key.h"
 #include "ir/infer_rules.h"
 
 namespace lockstep::cuda {
@@ -321,15 +323,23 @@ void record_conv_ffma(Context& ctx, int node_index, NodeProgram& program) {
   const int bn = choose_bn(n, base.cout, base.t_out, base.ks, base.dil, sms);
   base.xw = shared_row(bn, base.ks, base.dil);
   const int r = ((-base.pad) % 4 + 4) % 4;
-  // Weights [cout][cin][ks] -> [cin][ks][cout_pad] once here (a constant, float32 as cuDNN reads it).
-  const Tensor wf = wv.constant.dtype() == DType::Float32 ? wv.constant : wv.constant.to(DType::Float32);
-  std::vector<float> host(static_cast<size_t>(base.cin) * base.ks * base.cout_pad, 0.0f);
-  const float* w = wf.data<float>();
-  for (int co = 0; co < base.cout; ++co)
-    for (int ci = 0; ci < base.cin; ++ci)
-      for (int k = 0; k < base.ks; ++k)
-        host[(static_cast<size_t>(ci) * base.ks + k) * base.cout_pad + co] = w[(static_cast<size_t>(co) * base.cin + ci) * base.ks + k];
-  const std::shared_ptr<DeviceFloats> dw = upload_floats(host, "transposed conv weights", node.name);
+  // Weights [cout][cin][ks] -> [cin][ks][cout_pad] (float32 as cuDNN reads them), once per
+  // process: every executable of the same constant (a voice's segment at another length) shares
+  // the device copy (core/shared_by_key.h).
+  const Tensor& wc = wv.constant;
+  const std::string key = "ffma|" + sha256_of_constant(wc.raw(), wc.nbytes()) + "|" + dtype_name(wc.dtype()) + "|" +
+                          std::to_string(base.cout) + "," + std::to_string(base.cin) + "," + std::to_string(base.ks) + "," +
+                          std::to_string(base.cout_pad) + "|dev" + std::to_string(device);
+  const std::shared_ptr<const DeviceFloats> dw = shared_by_key<DeviceFloats>(key, [&] {
+    const Tensor wf = wc.dtype() == DType::Float32 ? wc : wc.to(DType::Float32);
+    std::vector<float> host(static_cast<size_t>(base.cin) * base.ks * base.cout_pad, 0.0f);
+    const float* w = wf.data<float>();
+    for (int co = 0; co < base.cout; ++co)
+      for (int ci = 0; ci < base.cin; ++ci)
+        for (int k = 0; k < base.ks; ++k)
+          host[(static_cast<size_t>(ci) * base.ks + k) * base.cout_pad + co] = w[(static_cast<size_t>(co) * base.cin + ci) * base.ks + k];
+    return upload_floats(host, "transposed conv weights", node.name);
+  });
   base.w = dw->ptr;
   // The leading epilogue steps with float operands, applied in the store; the rest in a kernel
   // after (all of them with LOCKSTEP_CUDA_CONV_FFMA_FUSE=0: the tests' same-bits reference).

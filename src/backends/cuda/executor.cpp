@@ -3,11 +3,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
+#include <string>
 
 #include "backends/cuda/families.h"
 #include "backends/cuda/handle_pool.h"
+#include "core/hash.h"
 #include "core/phase_clock.h"
+#include "core/shared_by_key.h"
 #include "backends/cuda/testing.h"
 #include "ir/infer_rules.h"
 
@@ -58,6 +62,27 @@ Tensor to_device_repr(const Tensor& t) {
   return t.dtype() == DType::Float64 ? t.to(DType::Float32) : t;
 }
 
+// Constants from this size on have one device copy per process, shared by every executable of
+// the same content (a voice's segments at other lengths): a new length uploads no weights, and
+// the segment cache holds no copy of them per entry. Safe mode keeps its own guarded slots.
+constexpr size_t kSharedConstantBytes = size_t{64} << 10;
+
+std::shared_ptr<const DeviceFloats> shared_constant(const Tensor& constant, size_t bytes, int device,
+                                                    const std::string& name) {
+  const std::string key = "constant|" + sha256_of_constant(constant.raw(), constant.nbytes()) + "|" +
+                          dtype_name(constant.dtype()) + "|" + std::to_string(bytes) + "|dev" + std::to_string(device);
+  return shared_by_key<DeviceFloats>(key, [&] {
+    const Tensor t = to_device_repr(constant);
+    if (t.nbytes() != bytes)
+      throw Error(ErrorCode::Internal, "cuda: constant '" + name + "' has " + std::to_string(t.nbytes()) +
+                                           " bytes, its value type needs " + std::to_string(bytes));
+    auto d = std::make_shared<DeviceFloats>();
+    check_cuda(cudaMalloc(reinterpret_cast<void**>(&d->ptr), bytes), "shared constant '" + name + "'");
+    check_cuda(cudaMemcpy(d->ptr, t.raw(), bytes, cudaMemcpyHostToDevice), "upload constant '" + name + "'");
+    return d;
+  });
+}
+
 }  // namespace
 
 CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) : graph_(graph), options_(options) {
@@ -85,6 +110,10 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     // (and the first run's graph capture), to see what a new shape costs (docs/cuda.md).
     compile_times_ = env_is("LOCKSTEP_CUDA_COMPILE_TIMES", "1");
     PhaseClock phases(compile_times_);
+    // Weight caches (split conv weights, shared constants) key by content: each constant is
+    // hashed once while its storage lives, not at every segment of every new length.
+    for (const ir::Value& value : graph_.values)
+      if (value.constant.defined()) remember_constant(value.constant);
     record_programs();
     phases.mark("programs");
     replan();
@@ -146,12 +175,25 @@ void CudaExecutable::free_all() noexcept {
 }
 
 void CudaExecutable::record_programs() {
+  std::map<std::string, std::pair<double, int>> by_op;  // LOCKSTEP_CUDA_COMPILE_TIMES: ms and count per op
   for (int i = 0; i < static_cast<int>(graph_.nodes.size()); ++i) {
     NodeProgram program;
     program.node = i;
+    const auto t0 = std::chrono::steady_clock::now();
     record_node(*ctx_, i, program);
+    if (compile_times_) {
+      std::string key = ir::op_name(graph_.nodes[static_cast<size_t>(i)].op);
+      if (!program.launches.empty()) key += ":" + program.launches.front().kernel.substr(0, 24);
+      auto& [ms, count] = by_op[key];
+      ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      ++count;
+    }
     programs_.push_back(std::move(program));
   }
+  std::string line;
+  for (const auto& [op, cost] : by_op)
+    if (cost.first >= 0.5) line += " " + op + " " + std::to_string(cost.first).substr(0, 5) + " ms/" + std::to_string(cost.second);
+  if (!line.empty()) std::fprintf(stderr, "lockstep cuda programs by op:%s\n", line.c_str());
 }
 
 void CudaExecutable::lay_out() {
@@ -198,7 +240,12 @@ void CudaExecutable::lay_out() {
     if (!used[v]) continue;
     const ir::Value& value = graph_.values[v];
     value_bytes_[v] = value_device_bytes(value);
-    if (value.constant.defined()) value_offset[v] = static_cast<int64_t>(add_slot("constant '" + value.name + "'", value_bytes_[v], false));
+    if (!value.constant.defined()) continue;
+    if (!safe && value_bytes_[v] >= kSharedConstantBytes) {
+      shared_constants_.emplace_back(v, shared_constant(value.constant, value_bytes_[v], device_, value.name));
+      continue;
+    }
+    value_offset[v] = static_cast<int64_t>(add_slot("constant '" + value.name + "'", value_bytes_[v], false));
   }
   std::vector<size_t> host_const_offset;
   for (const Tensor& t : ctx_->host_constants_) host_const_offset.push_back(add_slot("compile-time constant", t.nbytes(), false));
@@ -255,6 +302,7 @@ void CudaExecutable::lay_out() {
   ctx_->value_ptr_.assign(nvalues, nullptr);
   for (size_t v = 0; v < nvalues; ++v)
     if (value_offset[v] >= 0) ctx_->value_ptr_[v] = base + value_offset[v];
+  for (const auto& [v, copy] : shared_constants_) ctx_->value_ptr_[static_cast<size_t>(v)] = copy->ptr;
   for (size_t i = 0; i < host_const_offset.size(); ++i) ctx_->host_constant_ptr_.push_back(base + host_const_offset[i]);
   ctx_->workspace_ = base + workspace_at;
   ctx_->scratch_ = base + scratch_at;
@@ -298,7 +346,7 @@ void CudaExecutable::lay_out() {
 void CudaExecutable::upload_constants() {
   for (size_t v = 0; v < graph_.values.size(); ++v) {
     const ir::Value& value = graph_.values[v];
-    if (!value.constant.defined() || !ctx_->value_ptr_[v]) continue;
+    if (!value.constant.defined() || !ctx_->value_ptr_[v] || is_shared_constant(static_cast<ir::ValueId>(v))) continue;
     Tensor t = to_device_repr(value.constant);
     if (t.nbytes() != value_bytes_[v])
       throw Error(ErrorCode::Internal, "cuda: constant '" + value.name + "' has " + std::to_string(t.nbytes()) +

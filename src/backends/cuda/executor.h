@@ -90,6 +90,13 @@ class CudaExecutable final : public Executable {
   size_t arena_bytes_ = 0;
   std::vector<Slot> slots_;
   std::vector<size_t> value_bytes_;  // per ValueId: bytes of the device buffer
+  // Large constants in their process-wide device copies (executor.cpp), outside the arena.
+  std::vector<std::pair<ir::ValueId, std::shared_ptr<const DeviceFloats>>> shared_constants_;
+  bool is_shared_constant(ir::ValueId v) const {
+    for (const auto& entry : shared_constants_)
+      if (entry.first == v) return true;
+    return false;
+  }
   std::vector<GuardRange> guards_;
   std::vector<std::string> guard_owner_;
   GuardRange* guard_table_ = nullptr;  // in the arena (safe mode)
