@@ -266,7 +266,7 @@ class DynamicExecutable final : public Executable {
     }
     const double copy_ms = ms_since(t_build);
     auto t_probe = std::chrono::steady_clock::now();
-    ProbeResult pr = probe(g, known, cap_);
+    ProbeResult pr = probe(g, known, cap_, trace_);
     const double probe_ms = ms_since(t_probe);
 
     auto entry = std::make_shared<Entry>();
@@ -331,6 +331,13 @@ class DynamicExecutable final : public Executable {
       std::cerr << "lockstep: run-time shapes: probe " << probe_ms << " ms; segment of " << counts[0] << " nodes (" << counts[1] << " folded, "
                 << counts[2] << " on the host, " << counts[3] + left_out.size() << " waiting"
                 << (first_blocked.empty() ? "" : ", first '" + first_blocked + "'") << ")\n";
+      std::vector<std::pair<double, std::string>> slowest;  // the probe's five costliest ops
+      for (const auto& [op, cost] : pr.ms_by_op)
+        slowest.emplace_back(cost.first, op + " " + std::to_string(cost.first).substr(0, 5) + " ms/" + std::to_string(cost.second));
+      std::sort(slowest.rbegin(), slowest.rend());
+      std::cerr << "lockstep: run-time shapes:   probe by op:";
+      for (size_t i = 0; i < slowest.size() && i < 5; ++i) std::cerr << " " << slowest[i].second;
+      std::cerr << "\n";
     }
     std::sort(entry->key_values.begin(), entry->key_values.end());
     entry->key_values.erase(std::unique(entry->key_values.begin(), entry->key_values.end()), entry->key_values.end());

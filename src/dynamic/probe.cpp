@@ -1,5 +1,7 @@
 #include "dynamic/probe.h"
 
+#include <chrono>
+
 #include "ir/infer.h"
 #include "ir/infer_rules.h"
 #include "passes/fold_support.h"
@@ -43,7 +45,7 @@ bool ProbeResult::any_blocked() const {
 }
 
 
-ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_bytes) {
+ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_bytes, bool timed) {
   known.resize(graph.values.size(), 0);
   for (size_t v = 0; v < graph.values.size(); ++v)
     if (graph.values[v].constant.defined()) known[v] = 1;
@@ -63,6 +65,7 @@ ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_b
                           ? NodeState::Host
                           : NodeState::Runnable;
     if (state == NodeState::Runnable) {
+      const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       std::vector<ir::ValueType> types = ir::infer_node(graph, node);
       for (size_t o = 0; o < types.size() && o < node.outputs.size(); ++o) {
         if (node.outputs[o] == ir::kNoValue) continue;
@@ -86,6 +89,11 @@ ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_b
       }
       for (ir::ValueId v : node.outputs)
         if (v != ir::kNoValue) known[static_cast<size_t>(v)] = 1;
+      if (timed) {
+        auto& [ms, count] = result.ms_by_op[std::string(ir::op_name(node.op)) + (state == NodeState::Folded ? "(folded)" : "")];
+        ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        ++count;
+      }
     }
     result.states.push_back(state);
   }

@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -20,6 +23,8 @@ enum class NodeState : uint8_t {
 
 struct ProbeResult {
   std::vector<NodeState> states;  // per graph node
+  // With `timed`: ms and node count per op of shape inference and folding (the trace's "probe by op").
+  std::map<std::string, std::pair<double, int>> ms_by_op;
   bool any_blocked() const;
 };
 
@@ -29,6 +34,6 @@ struct ProbeResult {
 // Host node, or a parameter input (ir::is_parameter_input) is not constant. `known` marks the
 // values whose shapes are already concrete (graph inputs, computed values, constants).
 // An output over `max_value_bytes` (> 0) is Error(LimitExceeded) naming the node, value and size.
-ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_bytes);
+ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_bytes, bool timed = false);
 
 }  // namespace lockstep::dynamic

@@ -59,14 +59,72 @@ bool fold_constant_of_shape(ir::Graph& graph, const ir::Node& node) {
   return true;
 }
 
+// Ops whose outputs are elements of their inputs (moved, selected or repeated; Pad's fill is
+// converted to x's dtype either way): folded in the stored dtype, bit-identical to the float64
+// path, which widened every input and narrowed every output.
+bool moves_elements(ir::Op op) {
+  switch (op) {
+    case ir::Op::Slice: case ir::Op::Transpose: case ir::Op::Unsqueeze: case ir::Op::Squeeze:
+    case ir::Op::Reshape: case ir::Op::Flatten: case ir::Op::Concat: case ir::Op::Expand:
+    case ir::Op::Split: case ir::Op::Identity: case ir::Op::Pad: case ir::Op::Gather:
+    case ir::Op::GatherElements: case ir::Op::GatherND:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// True when `node` moves elements and its floating data (input 0, Concat's every input) already
+// has its outputs' dtype, so that no conversion happens on either path.
+bool fold_as_stored(const ir::Graph& graph, const ir::Node& node) {
+  if (!moves_elements(node.op) || !node.epilogue.empty() || node.inputs.empty() || node.inputs[0] == ir::kNoValue)
+    return false;
+  const DType data = graph.value(node.inputs[0]).constant.dtype();
+  if (!is_floating(data)) return false;  // integer data: the evaluator keeps it as it is already
+  const size_t data_inputs = node.op == ir::Op::Concat ? node.inputs.size() : 1;
+  for (size_t i = 0; i < data_inputs; ++i)
+    if (node.inputs[i] == ir::kNoValue || graph.value(node.inputs[i]).constant.dtype() != data) return false;
+  for (ir::ValueId v : node.outputs)
+    if (v != ir::kNoValue && graph.value(v).dtype != data) return false;
+  return true;
+}
+
+// A unary elementwise op on a uniform input (every element the same bytes: the voice's flows
+// fold exp(-zeros) of [1, 192, frames] at every new length) from one element: the same value
+// as element-by-element, without a float64 copy of the whole tensor each way.
+bool fold_uniform_unary(ir::Graph& graph, const ir::Node& node) {
+  if (!ir::is_unary_elementwise(node.op) || !node.epilogue.empty() || node.inputs.size() != 1 ||
+      node.outputs.size() != 1 || node.outputs[0] == ir::kNoValue)
+    return false;
+  const Tensor& x = graph.value(node.inputs[0]).constant;
+  ir::Value& out = graph.value(node.outputs[0]);
+  if (x.numel() < 2 || !is_floating(x.dtype()) || out.shape != x.shape()) return false;
+  const size_t es = dtype_size(x.dtype()), bytes = x.nbytes();
+  const auto* p = static_cast<const std::byte*>(x.raw());
+  for (size_t at = es; at < bytes; at += es)
+    if (std::memcmp(p, p + at, es) != 0) return false;
+  Tensor one(x.dtype(), {1});
+  std::memcpy(one.raw(), p, es);
+  Tensor y = reference::evaluate_node(graph, node, {one}).at(0);
+  if (y.dtype() != out.dtype) y = y.to(out.dtype);
+  Tensor t(out.dtype, out.shape);
+  const size_t oes = dtype_size(out.dtype), obytes = t.nbytes();
+  auto* dst = static_cast<std::byte*>(t.raw());
+  std::memcpy(dst, y.raw(), oes);
+  for (size_t done = oes; done < obytes; done *= 2) std::memcpy(dst + done, dst, std::min(done, obytes - done));
+  out.constant = std::move(t);
+  return true;
+}
+
 }  // namespace
 
 void fold_node(ir::Graph& graph, const ir::Node& node) {
-  if (fold_constant_of_shape(graph, node)) return;
+  if (fold_constant_of_shape(graph, node) || fold_uniform_unary(graph, node)) return;
   std::vector<Tensor> inputs;
   for (ir::ValueId v : node.inputs)
     inputs.push_back(v == ir::kNoValue ? Tensor{} : graph.value(v).constant);
-  std::vector<Tensor> outputs = reference::evaluate_node(graph, node, inputs);
+  std::vector<Tensor> outputs = fold_as_stored(graph, node) ? reference::evaluate_node_as_stored(graph, node, inputs)
+                                                            : reference::evaluate_node(graph, node, inputs);
   for (size_t o = 0; o < node.outputs.size(); ++o) {
     if (node.outputs[o] == ir::kNoValue) continue;
     ir::Value& value = graph.value(node.outputs[o]);

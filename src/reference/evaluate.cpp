@@ -78,6 +78,13 @@ std::vector<Tensor> evaluate_node(const ir::Graph& graph, const ir::Node& node,
   return run_node(graph, node, args, operands, seed);
 }
 
+std::vector<Tensor> evaluate_node_as_stored(const ir::Graph& graph, const ir::Node& node,
+                                            const std::vector<Tensor>& inputs) {
+  if (!node.epilogue.empty())
+    throw Error(ErrorCode::Internal, "evaluate_node_as_stored: node has an epilogue", node.name, ir::op_name(node.op));
+  return run_node(graph, node, inputs, {}, 0);
+}
+
 std::vector<Tensor> evaluate(const ir::Graph& graph, const std::vector<Tensor>& inputs,
                              const TapFn& tap, uint64_t seed) {
   if (inputs.size() < graph.inputs.size())

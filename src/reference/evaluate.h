@@ -22,6 +22,12 @@ std::vector<Tensor> evaluate(const ir::Graph& graph, const std::vector<Tensor>& 
 std::vector<Tensor> evaluate_node(const ir::Graph& graph, const ir::Node& node,
                                   const std::vector<Tensor>& inputs, uint64_t seed = 0);
 
+// Evaluates one node without an epilogue on its inputs as stored (no float64 widening): for ops
+// that only move or select elements, whose bytes are the same in any dtype (constant folding
+// at a new length: the relative-position tables, 1 MB each, were widened and narrowed twice).
+std::vector<Tensor> evaluate_node_as_stored(const ir::Graph& graph, const ir::Node& node,
+                                            const std::vector<Tensor>& inputs);
+
 // The reference as a Backend ("reference").
 const Backend& backend();
 

@@ -1,4 +1,5 @@
 // Reference: Pad (constant, reflect, edge; negative pads crop; optional axes input).
+#include <algorithm>
 #include <cstring>
 
 #include "reference/kernels.h"
@@ -48,22 +49,48 @@ std::vector<Tensor> eval_Pad(const NodeContext& ctx) {
   auto* src = static_cast<const std::byte*>(x.raw());
   // Once, not per element (the voice pads a 9-row embedding to 525 rows: 98% of it padding).
   const PadMode pad_mode = mode == "reflect" ? PadMode::Reflect : mode == "edge" ? PadMode::Edge : PadMode::Constant;
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t i = 0; i < out.numel(); ++i) {
+  if (out.numel() == 0) return {out};
+  if (rank == 0) {
+    std::memcpy(dst, src, size);
+    return {out};
+  }
+  // A row (the last dim) at a time: the outer coordinates map once per row; in constant mode the
+  // row is [fill | one contiguous run of x | fill].
+  const int64_t row = out_shape[rank - 1], in_row = x.shape()[rank - 1], begin = p.begin[rank - 1];
+  const int64_t run_from = std::clamp<int64_t>(begin, 0, row), run_to = std::clamp<int64_t>(begin + in_row, 0, row);
+  const auto* fill_bytes = static_cast<const std::byte*>(fill.raw());
+  const bool zero_fill = std::all_of(fill_bytes, fill_bytes + size, [](std::byte b) { return b == std::byte{0}; });
+  auto fill_elements = [&](std::byte* to, int64_t n) {
+    if (zero_fill) return;  // a new tensor is zeroed already
+    for (int64_t j = 0; j < n; ++j) std::memcpy(to + j * static_cast<int64_t>(size), fill.raw(), size);
+  };
+  std::vector<int64_t> index(rank - 1, 0);
+  const int64_t rows = out.numel() / row, es = static_cast<int64_t>(size);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::byte* to = dst + r * row * es;
     int64_t offset = 0;
     bool inside = true;
-    for (size_t d = 0; d < rank && inside; ++d) {
+    for (size_t d = 0; d + 1 < rank && inside; ++d) {
       int64_t c = source_coordinate(index[d] - p.begin[d], x.shape()[d], pad_mode);
       inside = c >= 0;
       offset += c * strides[d];
     }
-    std::memcpy(dst + i * static_cast<int64_t>(size),
-                inside ? src + offset * static_cast<int64_t>(size) : fill.raw(), size);
-    for (size_t d = rank; d-- > 0;)
-      if (++index[d] < out_shape[d])
-        break;
-      else
-        index[d] = 0;
+    if (!inside) {
+      fill_elements(to, row);
+    } else if (pad_mode == PadMode::Constant) {
+      fill_elements(to, run_from);
+      if (run_to > run_from) std::memcpy(to + run_from * es, src + (offset + run_from - begin) * es, static_cast<size_t>((run_to - run_from) * es));
+      fill_elements(to + std::max(run_to, run_from) * es, row - std::max(run_to, run_from));
+    } else {
+      for (int64_t j = 0; j < row; ++j) {
+        const int64_t c = source_coordinate(j - begin, in_row, pad_mode);  // -1: an empty row (edge mode)
+        std::memcpy(to + j * es, c >= 0 ? src + (offset + c) * es : fill_bytes, size);
+      }
+    }
+    for (size_t d = rank - 1; d-- > 0;) {
+      if (++index[d] < out_shape[d]) break;
+      index[d] = 0;
+    }
   }
   return {out};
 }

@@ -103,5 +103,77 @@ TEST(FoldConstants, ConstantOfShapeFoldsToTheEvaluatorsValueInEveryDtype) {
   }
 }
 
+// The float64 evaluator's value of `node` in its outputs' dtype: what fold_node gave before it
+// folded element moves in the stored dtype and uniform unary ops from one element.
+Tensor evaluator_value(const ir::Graph& g, const ir::Node& node) {
+  std::vector<Tensor> inputs;
+  for (ir::ValueId v : node.inputs) inputs.push_back(v == ir::kNoValue ? Tensor{} : g.value(v).constant);
+  Tensor t = reference::evaluate_node(g, node, inputs).at(0);
+  const DType want = g.value(node.outputs[0]).dtype;
+  return t.dtype() == want ? t : t.to(want);
+}
+
+Tensor ramp(Shape shape, float scale) {  // distinct values, some needing all 24 bits
+  std::vector<float> v(static_cast<size_t>(num_elements(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = scale * (static_cast<float>(i) + 0.1f) / 3.0f - 7.0f;
+  return Tensor::from_vector<float>(std::move(shape), v);
+}
+
+TEST(FoldConstants, ElementMovesAndUniformUnaryOpsFoldToTheEvaluatorsBytes) {
+  struct Case {
+    std::string name;
+    Op op;
+    std::vector<Tensor> inputs;  // constants (undefined: no input)
+    Shape out;
+    ir::Attributes attrs;
+  };
+  auto ints = [](std::vector<int64_t> v) { return Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v); };
+  ir::Attributes perm, reflect, edge, gather_axis;
+  perm.set("perm", std::vector<int64_t>{0, 2, 1});
+  reflect.set("mode", std::string("reflect"));
+  edge.set("mode", std::string("edge"));
+  gather_axis.set("axis", int64_t{1});
+  const Tensor x = ramp({1, 9, 96}, 1.0f);
+  std::vector<float> nan_fill(600, std::nanf("")), tiny_fill(600, 1e-40f), neg_fill(600, -0.0f);
+  const std::vector<Case> cases{
+      {"slice_step", Op::Slice, {x, ints({1, 5}), ints({9, 90}), ints({1, 2}), ints({2, 3})}, {1, 4, 29}, {}},
+      {"transpose", Op::Transpose, {x}, {1, 96, 9}, perm},
+      {"pad_fill", Op::Pad, {x, ints({0, 200, 0, 0, 300, 0}), Tensor::scalar<float>(1.5f)}, {1, 509, 96}, {}},
+      {"pad_rows", Op::Pad, {x, ints({0, 0, 3, 0, 0, -2})}, {1, 9, 97}, {}},
+      {"pad_reflect", Op::Pad, {x, ints({0, 2, 5, 0, 3, 4})}, {1, 14, 105}, reflect},
+      {"pad_edge_crop", Op::Pad, {x, ints({0, -1, 6, 0, 4, -10})}, {1, 12, 92}, edge},
+      {"concat", Op::Concat, {x, ramp({1, 3, 96}, 2.0f)}, {1, 12, 96}, gather_axis},
+      {"gather", Op::Gather, {x, ints({8, 0, 3, 3})}, {1, 4, 96}, gather_axis},
+      {"unsqueeze", Op::Unsqueeze, {x, ints({0})}, {1, 1, 9, 96}, {}},
+      {"expand", Op::Expand, {ramp({1, 9, 1}, 1.0f), ints({2, 9, 7})}, {2, 9, 7}, {}},
+      {"neg_of_zeros", Op::Neg, {Tensor(DType::Float32, {3, 200})}, {3, 200}, {}},
+      {"exp_of_negative_zero", Op::Exp, {Tensor::from_vector<float>({3, 200}, neg_fill)}, {3, 200}, {}},
+      {"sigmoid_of_subnormal", Op::Sigmoid, {Tensor::from_vector<float>({3, 200}, tiny_fill)}, {3, 200}, {}},
+      {"sqrt_of_nan", Op::Sqrt, {Tensor::from_vector<float>({3, 200}, nan_fill)}, {3, 200}, {}},
+      {"tanh_not_uniform", Op::Tanh, {ramp({3, 200}, 0.01f)}, {3, 200}, {}},
+  };
+  for (const Case& c : cases) {
+    GraphBuilder b;
+    std::vector<ir::ValueId> in;
+    for (size_t i = 0; i < c.inputs.size(); ++i)
+      in.push_back(c.inputs[i].defined() ? b.constant(c.name + "_in" + std::to_string(i), c.inputs[i]) : ir::kNoValue);
+    ir::Attributes attrs = c.attrs;
+    if (c.op == Op::Concat) attrs.set("axis", int64_t{1});
+    ir::ValueId y = b.node(c.op, c.name, in, c.out, DType::Float32, attrs);
+    b.output(y);
+    ir::Graph& g = b.graph();
+    const Tensor expected = evaluator_value(g, g.nodes[0]);
+    passes::PipelineOptions options;
+    passes::PassContext ctx(options);
+    passes::fold_constants(g, ctx);
+    ASSERT_TRUE(g.is_constant(y)) << c.name;
+    const Tensor& got = g.value(y).constant;
+    EXPECT_EQ(got.dtype(), DType::Float32) << c.name;
+    EXPECT_EQ(got.shape(), expected.shape()) << c.name;
+    ASSERT_EQ(got.nbytes(), expected.nbytes()) << c.name;
+    EXPECT_EQ(std::memcmp(got.raw(), expected.raw(), got.nbytes()), 0) << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace lockstep::testing

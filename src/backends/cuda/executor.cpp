@@ -87,6 +87,10 @@ std::shared_ptr<const DeviceFloats> shared_constant(const Tensor& constant, size
 
 CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) : graph_(graph), options_(options) {
   try {
+    // LOCKSTEP_CUDA_COMPILE_TIMES=1: one stderr line per executable with each compile phase's ms
+    // (and the first run's graph capture), to see what a new shape costs (docs/cuda.md).
+    compile_times_ = env_is("LOCKSTEP_CUDA_COMPILE_TIMES", "1");
+    PhaseClock phases(compile_times_);
     std::string why;
     if (!device_available(&why)) throw Error(ErrorCode::DeviceUnavailable, "cuda: " + why);
     check_cuda(cudaSetDevice(device_), "select device 0");
@@ -106,14 +110,12 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     profile_ = prof && *prof && *prof != '0';
     host_times_ = env_is("LOCKSTEP_CUDA_HOST_TIMES", "1");
     pinned_outputs_ = !env_is("LOCKSTEP_CUDA_PINNED_OUTPUTS", "0");
-    // LOCKSTEP_CUDA_COMPILE_TIMES=1: one stderr line per executable with each compile phase's ms
-    // (and the first run's graph capture), to see what a new shape costs (docs/cuda.md).
-    compile_times_ = env_is("LOCKSTEP_CUDA_COMPILE_TIMES", "1");
-    PhaseClock phases(compile_times_);
+    phases.mark("handles");
     // Weight caches (split conv weights, shared constants) key by content: each constant is
     // hashed once while its storage lives, not at every segment of every new length.
     for (const ir::Value& value : graph_.values)
       if (value.constant.defined()) remember_constant(value.constant);
+    phases.mark("hashes");
     record_programs();
     phases.mark("programs");
     replan();
@@ -127,8 +129,8 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     phases.mark("constants");
     check_cublas(cublasSetWorkspace(ctx_->cublas, ctx_->workspace_, ctx_->workspace_bytes()), "set workspace");
     if (compile_times_)
-      std::fprintf(stderr, "lockstep cuda compile: %zu nodes, %s, arena %zu bytes\n", graph_.nodes.size(),
-                   phases.str().c_str(), arena_bytes_);
+      std::fprintf(stderr, "lockstep cuda compile: %zu nodes, %s, arena %zu bytes (cudaMalloc %.2f ms, pinned staging %.2f ms)\n",
+                   graph_.nodes.size(), phases.str().c_str(), arena_bytes_, alloc_ms_, pinned_ms_);
   } catch (...) {
     free_all();
     throw;
@@ -291,7 +293,9 @@ void CudaExecutable::lay_out() {
   if (options_.max_memory_bytes > 0 && arena_bytes_ > static_cast<size_t>(options_.max_memory_bytes))
     throw Error(ErrorCode::LimitExceeded, "cuda: the device arena needs " + std::to_string(arena_bytes_) +
                                               " bytes, over the cap of " + std::to_string(options_.max_memory_bytes));
+  const auto t_alloc = std::chrono::steady_clock::now();
   const cudaError_t status = cudaMalloc(&arena_, arena_bytes_);
+  alloc_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_alloc).count();
   if (status != cudaSuccess) {
     cudaGetLastError();
     arena_ = nullptr;
@@ -339,8 +343,10 @@ void CudaExecutable::lay_out() {
     out_offsets_.push_back(out_bytes_);
     out_bytes_ = align_up(out_bytes_ + value_bytes_[static_cast<size_t>(v)], kAlign);
   }
+  const auto t_pinned = std::chrono::steady_clock::now();
   check_cuda(cudaMallocHost(&in_stage_, std::max<size_t>(in_bytes_, kAlign)), "pinned input staging (" + std::to_string(in_bytes_) + " bytes)");
   check_cuda(cudaMallocHost(&out_stage_, std::max<size_t>(out_bytes_, kAlign)), "pinned output staging (" + std::to_string(out_bytes_) + " bytes)");
+  pinned_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_pinned).count();
 }
 
 void CudaExecutable::upload_constants() {

@@ -134,6 +134,7 @@ class CudaExecutable final : public Executable {
   // copies; the medians go to stderr when the Executable is destroyed.
   bool host_times_ = false;
   bool compile_times_ = false;  // LOCKSTEP_CUDA_COMPILE_TIMES=1
+  double alloc_ms_ = 0, pinned_ms_ = 0;  // the arena's cudaMalloc and the pinned staging, for compile_times_
   std::vector<std::array<double, 7>> host_samples_;
   cudaEvent_t graph_begin_ = nullptr, graph_end_ = nullptr;
 
