@@ -116,11 +116,12 @@ piper)
   # in $PKG/piper by package.sh PIPER_SRC=...) eager and torch.compile beside lockstep cuda.
   timeout ${PIPER_TIMEOUT:-400} python3 bench/gpu/bench_piper_gpu.py --bin "$BIN" --piper-src "$PKG/piper" \
     --work /tmp/gpurun/piper 2>&1 | grep --line-buffered -v -i "deprecat\|torch.onnx.export\|warn" | tee "$OUT/piper.log"
-  # Where a new length's first call goes: the stage's trace (probe, pipeline, cuda compile per segment).
-  S=/tmp/gpurun/piper
+  # Where a new length's first call goes: the stage's trace (probe, pipeline, cuda compile per segment)
+  # of sentence TRACE_TO (default 1) after sentence TRACE_FROM (default 0).
+  S=/tmp/gpurun/piper A=s${TRACE_FROM:-0} B=s${TRACE_TO:-1}
   [ -f $S/piper_medium.onnx ] && LOCKSTEP_TRACE_SHAPES=1 LOCKSTEP_CUDA_COMPILE_TIMES=1 timeout 60 "$BIN/lockstep_bench" $S/piper_medium.onnx --backend cuda \
-    --runs 3 --warmup 0 --inputs $S/s1/input.npy $S/s1/input_lengths.npy $S/s1/scales.npy \
-    --prime $S/s0/input.npy $S/s0/input_lengths.npy $S/s0/scales.npy 2>&1 | tail -90 | tee "$OUT/trace.log"
+    --runs 3 --warmup 0 --inputs $S/$B/input.npy $S/$B/input_lengths.npy $S/$B/scales.npy \
+    --prime $S/$A/input.npy $S/$A/input_lengths.npy $S/$A/scales.npy 2>&1 | tail -90 | tee "$OUT/trace.log"
   # VOICE_PROFILE=1: per-kernel GPU time of each segment of the 1 s sentence (graph replay).
   [ -f $S/piper_medium.onnx ] && [ "${VOICE_PROFILE:-0}" = 1 ] && LOCKSTEP_CUDA_PROFILE=1 timeout 60 "$BIN/lockstep_bench" \
     $S/piper_medium.onnx --backend cuda --runs 5 --warmup 1 --inputs $S/s0/input.npy $S/s0/input_lengths.npy $S/s0/scales.npy \

@@ -97,19 +97,13 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     ctx_ = std::make_unique<Context>(graph_);
     ctx_->safe = options.safe;
     ctx_->precision = parse_precision(options.precision);
-    const Handles h = acquire_handles();  // handle_pool.h: reused across executables
-    stream_ = h.stream;
-    ctx_->cublas = h.cublas;
-    ctx_->cudnn = h.cudnn;
-    // Pedantic: IEEE float32 everywhere, no TF32 or reduced-precision reductions. The fast modes
-    // run every SGEMM (MatMul, Gemm, the ConvTranspose GEMM) on TF32 tensor cores.
-    check_cublas(cublasSetMathMode(ctx_->cublas, ctx_->precision == Precision::kFp32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_TF32_TENSOR_OP_MATH),
-                 "set math mode");
-    check_cublas(cublasSetAtomicsMode(ctx_->cublas, CUBLAS_ATOMICS_NOT_ALLOWED), "forbid atomics");
+    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "create stream");
+    HandleLoan loan(*this);  // cuBLAS and cuDNN for the compile only (handle_pool.h)
     const char* prof = std::getenv("LOCKSTEP_CUDA_PROFILE");
     profile_ = prof && *prof && *prof != '0';
     host_times_ = env_is("LOCKSTEP_CUDA_HOST_TIMES", "1");
     pinned_outputs_ = !env_is("LOCKSTEP_CUDA_PINNED_OUTPUTS", "0");
+    capture_first_ = env_is("LOCKSTEP_CUDA_CAPTURE_FIRST", "1");
     phases.mark("handles");
     // Weight caches (split conv weights, shared constants) key by content: each constant is
     // hashed once while its storage lives, not at every segment of every new length.
@@ -127,7 +121,6 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     phases.mark("views+fusions");
     upload_constants();
     phases.mark("constants");
-    check_cublas(cublasSetWorkspace(ctx_->cublas, ctx_->workspace_, ctx_->workspace_bytes()), "set workspace");
     if (compile_times_)
       std::fprintf(stderr, "lockstep cuda compile: %zu nodes, %s, arena %zu bytes (cudaMalloc %.2f ms, pinned staging %.2f ms)\n",
                    graph_.nodes.size(), phases.str().c_str(), arena_bytes_, alloc_ms_, pinned_ms_);
@@ -161,6 +154,7 @@ void CudaExecutable::free_all() noexcept {
   profile_exec_ = nullptr;
   profile_graph_ = nullptr;
   if (stream_) cudaStreamSynchronize(stream_);
+  return_handles();
   programs_.clear();  // drops cuDNN descriptors held by the launches
   if (arena_) cudaFree(arena_);
   if (in_stage_) cudaFreeHost(in_stage_);
@@ -168,12 +162,31 @@ void CudaExecutable::free_all() noexcept {
   if (broken_host_) cudaFreeHost(broken_host_);
   if (faults_host_) cudaFreeHost(faults_host_);
   faults_host_ = nullptr;
-  if (stream_) release_handles({stream_, ctx_ ? ctx_->cublas : nullptr, ctx_ ? ctx_->cudnn : nullptr});
-  stream_ = nullptr;
-  if (ctx_) ctx_->cublas = nullptr, ctx_->cudnn = nullptr;
+  if (stream_) cudaStreamDestroy(stream_);
   arena_ = in_stage_ = out_stage_ = nullptr;
   broken_host_ = nullptr;
   stream_ = nullptr;
+}
+
+bool CudaExecutable::borrow_handles() {
+  if (ctx_->cublas) return false;
+  const Handles h = acquire_handles(stream_);
+  ctx_->cublas = h.cublas;
+  ctx_->cudnn = h.cudnn;
+  // Pedantic: IEEE float32 everywhere, no TF32 or reduced-precision reductions. The fast modes
+  // run every SGEMM (MatMul, Gemm, the ConvTranspose GEMM) on TF32 tensor cores.
+  check_cublas(cublasSetMathMode(ctx_->cublas, ctx_->precision == Precision::kFp32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_TF32_TENSOR_OP_MATH),
+               "set math mode");
+  check_cublas(cublasSetAtomicsMode(ctx_->cublas, CUBLAS_ATOMICS_NOT_ALLOWED), "forbid atomics");
+  if (ctx_->workspace_) check_cublas(cublasSetWorkspace(ctx_->cublas, ctx_->workspace_, ctx_->workspace_bytes()), "set workspace");
+  return true;
+}
+
+void CudaExecutable::return_handles() noexcept {
+  if (!ctx_ || (!ctx_->cublas && !ctx_->cudnn)) return;
+  release_handles({ctx_->cublas, ctx_->cudnn}, stream_);
+  ctx_->cublas = nullptr;
+  ctx_->cudnn = nullptr;
 }
 
 void CudaExecutable::record_programs() {
@@ -529,6 +542,9 @@ void CudaExecutable::run_eager(const RunOptions& options) {
     check_cuda(cudaStreamSynchronize(stream_), "safe mode NaN fill");
   }
   enqueue_inputs();
+  if (!kernels_begin_) check_cuda(cudaEventCreate(&kernels_begin_), "timing event");
+  if (!kernels_end_) check_cuda(cudaEventCreate(&kernels_end_), "timing event");
+  check_cuda(cudaEventRecord(kernels_begin_, stream_), "timing event");
   for (auto& program : programs_) {
     const ir::Node& node = graph_.nodes[static_cast<size_t>(program.node)];
     for (auto& launch : program.launches) {
@@ -565,8 +581,12 @@ void CudaExecutable::run_eager(const RunOptions& options) {
       }
     }
   }
+  check_cuda(cudaEventRecord(kernels_end_, stream_), "timing event");
   enqueue_outputs();
   check_cuda(cudaStreamSynchronize(stream_), "run");
+  float ms = 0.0f;  // with taps or safe mode, host copies and checks fall inside
+  check_cuda(cudaEventElapsedTime(&ms, kernels_begin_, kernels_end_), "kernel time");
+  last_device_ms_ = ms;
 }
 
 std::vector<Tensor> CudaExecutable::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
@@ -604,11 +624,18 @@ std::vector<Tensor> CudaExecutable::run_locked(const std::vector<Tensor>& inputs
   stage_inputs(inputs);  // the previous run synchronized, so the staging buffer is free
   if (ctx_->needs_run_seed()) std::memcpy(static_cast<std::byte*>(in_stage_) + seed_stage_offset_, &options.seed, sizeof(uint64_t));
   const auto t1 = clock::now();
-  const bool eager = options.tap || options.fault_for_testing || options_.safe;
+  // A shape's first run launches eagerly (the same launches' bits as the graph, device.h): a
+  // length met once never pays the graph's capture and instantiation (1-7 ms a voice segment).
+  const bool first = !graph_exec_ && !ran_ && !capture_first_;
+  const bool eager = options.tap || options.fault_for_testing || options_.safe || first;
   const bool graph = !eager && !profile_;
-  if (eager) run_eager(options);
-  else if (profile_) run_profiled();
-  else run_graph();
+  {
+    HandleLoan loan(*this, eager || profile_ || !graph_exec_);  // a replayed graph needs no handles
+    if (eager) run_eager(options);
+    else if (profile_) run_profiled();
+    else run_graph();
+  }
+  ran_ = true;
   if (fault_bytes_) check_index_faults();
   const auto t2 = clock::now();
   std::vector<Tensor> outputs;

@@ -72,6 +72,19 @@ class CudaExecutable final : public Executable {
   void print_profile() const noexcept;
   void print_host_times() const noexcept;
   void free_all() noexcept;
+  // cuBLAS and cuDNN from the pool (handle_pool.h) while the host enqueues work; false if held.
+  bool borrow_handles();
+  void return_handles() noexcept;
+  struct HandleLoan {
+    CudaExecutable& self;
+    bool held;
+    explicit HandleLoan(CudaExecutable& e, bool wanted = true) : self(e), held(wanted && e.borrow_handles()) {}
+    ~HandleLoan() {
+      if (held) self.return_handles();
+    }
+    HandleLoan(const HandleLoan&) = delete;
+    HandleLoan& operator=(const HandleLoan&) = delete;
+  };
 
   ir::Graph graph_;
   Options options_;
@@ -140,6 +153,8 @@ class CudaExecutable final : public Executable {
 
   cudaGraph_t cuda_graph_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;
+  bool ran_ = false;            // the first run is eager; the graph is captured at the second
+  bool capture_first_ = false;  // LOCKSTEP_CUDA_CAPTURE_FIRST=1: capture at the first run instead
   // Event nodes in the run graph around the kernels (after the input copies, before the output
   // copies): last_device_ms().
   cudaEvent_t kernels_begin_ = nullptr, kernels_end_ = nullptr;

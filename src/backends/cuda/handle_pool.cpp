@@ -21,28 +21,25 @@ Pool& pool() {
 void destroy(Handles& h) noexcept {
   if (h.cudnn) cudnnDestroy(h.cudnn);
   if (h.cublas) cublasDestroy(h.cublas);
-  if (h.stream) cudaStreamDestroy(h.stream);
   h = {};
 }
 
 }  // namespace
 
-Handles acquire_handles() {
+Handles acquire_handles(cudaStream_t stream) {
+  Handles h;
   {
     std::lock_guard<std::mutex> lock(pool().mutex);
     if (!pool().idle.empty()) {
-      Handles h = pool().idle.back();
+      h = pool().idle.back();
       pool().idle.pop_back();
-      return h;
     }
   }
-  Handles h;
   try {
-    check_cuda(cudaStreamCreateWithFlags(&h.stream, cudaStreamNonBlocking), "create stream");
-    check_cublas(cublasCreate(&h.cublas), "create handle");
-    check_cublas(cublasSetStream(h.cublas, h.stream), "set stream");
-    check_cudnn(cudnnCreate(&h.cudnn), "create handle");
-    check_cudnn(cudnnSetStream(h.cudnn, h.stream), "set stream");
+    if (!h.cublas) check_cublas(cublasCreate(&h.cublas), "create handle");
+    if (!h.cudnn) check_cudnn(cudnnCreate(&h.cudnn), "create handle");
+    check_cublas(cublasSetStream(h.cublas, stream), "set stream");
+    check_cudnn(cudnnSetStream(h.cudnn, stream), "set stream");
   } catch (...) {
     destroy(h);
     throw;
@@ -50,9 +47,9 @@ Handles acquire_handles() {
   return h;
 }
 
-void release_handles(Handles h) noexcept {
-  if (!h.stream) return;
-  if (cudaStreamSynchronize(h.stream) != cudaSuccess) {  // a broken stream is not handed on
+void release_handles(Handles h, cudaStream_t stream) noexcept {
+  if (!h.cublas && !h.cudnn) return;
+  if (!stream || cudaStreamSynchronize(stream) != cudaSuccess || !h.cublas || !h.cudnn) {  // a broken stream's pair is not handed on
     cudaGetLastError();
     destroy(h);
     return;
