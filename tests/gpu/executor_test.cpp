@@ -144,6 +144,24 @@ TEST(CudaExecutor, CompileABCAGivesIdenticalBits) {
   EXPECT_TRUE(same_bits(first, again->run(conv_epilogue_inputs(8, 300, 1))[0]));
 }
 
+// Large constants have one device copy per host storage (executor.cpp): graphs that share a
+// weight's storage share its copy, and a new weight at a dead one's address gets its own.
+TEST(CudaExecutor, SharedConstantsFollowTheirHostStorage) {
+  LOCKSTEP_REQUIRE_GPU();
+  const int64_t c = 64, t = 200;  // the weight: 64 x 64 x 5 floats, 80 KiB (shared from 64 KiB)
+  for (uint32_t seed : {11u, 12u, 13u}) {  // each graph dies before the next: its weight's address is free again
+    ir::Graph g = conv_epilogue_graph(c, t, seed);
+    const auto inputs = conv_epilogue_inputs(c, t, seed);
+    const std::vector<Tensor> want = reference::evaluate(g, inputs);
+    auto first = cuda::backend().compile(g, Options{});
+    auto second = cuda::backend().compile(g, Options{});  // same storage: the same device copy
+    cpu_test::expect_outputs_match(first->run(inputs), want, 5 * c, "seed " + std::to_string(seed), kGpuRelL2, kGpuAbsPerTerm);
+    first.reset();
+    cpu_test::expect_outputs_match(second->run(inputs), want, 5 * c, "seed " + std::to_string(seed) + ", after the first died",
+                                   kGpuRelL2, kGpuAbsPerTerm);
+  }
+}
+
 TEST(CudaExecutor, SafeModeCatchesPlantedOutOfBoundsWrite) {
   LOCKSTEP_REQUIRE_GPU();
   ir::Graph g = conv_epilogue_graph(4, 50, 7);

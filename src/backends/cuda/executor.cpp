@@ -62,14 +62,20 @@ Tensor to_device_repr(const Tensor& t) {
   return t.dtype() == DType::Float64 ? t.to(DType::Float32) : t;
 }
 
-// Constants from this size on have one device copy per process, shared by every executable of
-// the same content (a voice's segments at other lengths): a new length uploads no weights, and
-// the segment cache holds no copy of them per entry. Safe mode keeps its own guarded slots.
+// Constants from this size on have one device copy per host storage, shared by every executable
+// whose graph holds that storage (a voice's segments at other lengths share the model's weights):
+// a new length uploads no weights, and the segment cache holds no copy of them per entry. Keyed
+// by address, not content: hashing the constants folded at each new length (the relative-position
+// tables, ~1 MB each) cost more than uploading them. The address is safe as a key: every executable
+// holding the device copy holds the host storage in its graph, so the address cannot be reused
+// while the copy lives. Safe mode keeps its own guarded slots.
 constexpr size_t kSharedConstantBytes = size_t{64} << 10;
 
 std::shared_ptr<const DeviceFloats> shared_constant(const Tensor& constant, size_t bytes, int device,
                                                     const std::string& name) {
-  const std::string key = "constant|" + sha256_of_constant(constant.raw(), constant.nbytes()) + "|" +
+  char address[32];
+  std::snprintf(address, sizeof address, "%p", constant.raw());
+  const std::string key = "constant@" + std::string(address) + "|" + std::to_string(constant.nbytes()) + "|" +
                           dtype_name(constant.dtype()) + "|" + std::to_string(bytes) + "|dev" + std::to_string(device);
   return shared_by_key<DeviceFloats>(key, [&] {
     const Tensor t = to_device_repr(constant);
