@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -320,13 +321,17 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   // constant the same way (a voice's segment at another length, say) shares the device copy
   // (core/shared_by_key.h). The key holds everything the split below reads.
   const Tensor& wc = wv.constant;
+  const auto t_key = std::chrono::steady_clock::now();
   const std::string key = sha256_of_constant(wc.raw(), wc.nbytes()) + "|" + dtype_name(wc.dtype()) + "|" +
                           ir::op_name(node.op) + "|v" + std::to_string(v.cout) + "," + std::to_string(v.cin) + "," +
                           std::to_string(v.ks) + "," + std::to_string(v.shuffle) + "|cl" + std::to_string(cluster) + "," +
                           std::to_string(gp.a) + "," + std::to_string(gp.b) + "," + std::to_string(gp.len) + "|tf32 " +
                           std::to_string(tf32) + "|hopper " + std::to_string(hopper) + "|" + std::to_string(base.cout) + "," +
                           std::to_string(cin) + "," + std::to_string(cout) + "," + std::to_string(ks);
+  const auto t_split = std::chrono::steady_clock::now();
+  bool made = false;
   const std::shared_ptr<const DeviceFloats> split = shared_by_key<DeviceFloats>(key, [&] {
+    made = true;
     const Tensor wf = wc.dtype() == DType::Float32 ? wc : wc.to(DType::Float32);
     std::vector<float> w = virtual_weights(node, v, wf.data<float>());
     if (cluster) w = gate_cluster_weights(w, gp, cin, ks);
@@ -343,6 +348,12 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
     else tc::split_weights_host(w.data(), base.cout, cin, ks, host.data());
     return upload_floats(host, "split conv weights", node.name);
   });
+  if (env_is("LOCKSTEP_CUDA_COMPILE_TIMES", "1")) {  // where a tensor-core conv's record time goes
+    const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    std::fprintf(stderr, "lockstep cuda tc conv %s: key %.2f ms, split %s %.2f ms (splits %d, cluster %d, hopper %d, t_out %d)\n",
+                 node.name.c_str(), ms(t_key, t_split), made ? "made" : "shared", ms(t_split, std::chrono::steady_clock::now()),
+                 base.splits, cluster ? 1 : 0, hopper ? 1 : 0, base.t_out);
+  }
   base.wp = split->ptr;
   const ir::ValueId x = node.inputs[0], y = node.outputs[0];
   const ir::ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : ir::kNoValue;
