@@ -33,6 +33,20 @@ int64_t output_bytes(const ir::Graph& graph, const ir::Node& node) {
 
 namespace {
 
+// A tensor of `shape` whose every element is `element`'s bytes (a new tensor is zeroed: zeros
+// are not written).
+Tensor filled_with(DType dtype, const Shape& shape, const std::byte* element) {
+  Tensor t(dtype, shape);
+  const size_t es = dtype_size(dtype), bytes = t.nbytes();
+  auto* dst = static_cast<std::byte*>(t.raw());
+  const bool zero = std::all_of(element, element + es, [](std::byte b) { return b == std::byte{0}; });
+  if (!zero && bytes > 0) {
+    std::memcpy(dst, element, es);
+    for (size_t done = es; done < bytes; done *= 2) std::memcpy(dst + done, dst, std::min(done, bytes - done));
+  }
+  return t;
+}
+
 // ConstantOfShape straight in its output's dtype, one value's bytes repeated: the float64
 // evaluator fills a double tensor and converts it (a new sentence length folded 17 zero fills of
 // ~1 MB in the voice's flows, 1-8 ms each). The same value either way: one element, converted once.
@@ -46,16 +60,7 @@ bool fold_constant_of_shape(ir::Graph& graph, const ir::Node& node) {
       (!value && out.dtype != DType::Float32))
     return false;  // the evaluator handles (and reports) the rest
   const Tensor fill = value ? *value : Tensor::scalar<float>(0.0f);
-  Tensor t(out.dtype, out.shape);
-  const size_t es = dtype_size(out.dtype), bytes = t.nbytes();
-  auto* dst = static_cast<std::byte*>(t.raw());
-  const auto* src = static_cast<const std::byte*>(fill.raw());
-  const bool zero = std::all_of(src, src + es, [](std::byte b) { return b == std::byte{0}; });
-  if (!zero && bytes > 0) {  // a new tensor is zeroed already
-    std::memcpy(dst, src, es);
-    for (size_t done = es; done < bytes; done *= 2) std::memcpy(dst + done, dst, std::min(done, bytes - done));
-  }
-  out.constant = std::move(t);
+  out.constant = filled_with(out.dtype, out.shape, static_cast<const std::byte*>(fill.raw()));
   return true;
 }
 
@@ -107,12 +112,7 @@ bool fold_uniform_unary(ir::Graph& graph, const ir::Node& node) {
   std::memcpy(one.raw(), p, es);
   Tensor y = reference::evaluate_node(graph, node, {one}).at(0);
   if (y.dtype() != out.dtype) y = y.to(out.dtype);
-  Tensor t(out.dtype, out.shape);
-  const size_t oes = dtype_size(out.dtype), obytes = t.nbytes();
-  auto* dst = static_cast<std::byte*>(t.raw());
-  std::memcpy(dst, y.raw(), oes);
-  for (size_t done = oes; done < obytes; done *= 2) std::memcpy(dst + done, dst, std::min(done, obytes - done));
-  out.constant = std::move(t);
+  out.constant = filled_with(out.dtype, out.shape, static_cast<const std::byte*>(y.raw()));
   return true;
 }
 

@@ -34,6 +34,8 @@ bool device_available(std::string* why_not);
 size_t device_elem_size(DType dtype);
 size_t value_device_bytes(const ir::Value& value);  // numel x device_elem_size
 DType device_dtype(DType dtype);  // Float64 -> Float32, others unchanged
+// A host tensor in the device representation of its value (float64 -> float32).
+inline Tensor to_device_repr(const Tensor& t) { return t.dtype() == DType::Float64 ? t.to(DType::Float32) : t; }
 
 // One kernel (or library call) of a node, in execution order.
 struct Launch {

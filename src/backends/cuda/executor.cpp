@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <mutex>
 #include <string>
 
 #include "backends/cuda/families.h"
@@ -13,14 +12,9 @@
 #include "core/phase_clock.h"
 #include "core/shared_by_key.h"
 #include "backends/cuda/testing.h"
-#include "ir/infer_rules.h"
 
 namespace lockstep::cuda {
 namespace {
-
-// Runs share the device arena, staging buffers and captured graph: they serialize. One mutex
-// for all CUDA executables keeps executor.h untouched (docs/security.md, "Concurrency").
-std::mutex g_run_mutex;
 
 constexpr size_t kAlign = kArenaAlign;
 constexpr size_t kGuardBytes = 256;
@@ -55,11 +49,6 @@ void record_node(Context& ctx, int index, NodeProgram& program) {
     default:
       record_elementwise(ctx, index, program); break;
   }
-}
-
-// Host tensor in the device representation of a value (float64 -> float32).
-Tensor to_device_repr(const Tensor& t) {
-  return t.dtype() == DType::Float64 ? t.to(DType::Float32) : t;
 }
 
 // Constants from this size on have one device copy per host storage, shared by every executable
@@ -111,8 +100,8 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     pinned_outputs_ = !env_is("LOCKSTEP_CUDA_PINNED_OUTPUTS", "0");
     capture_first_ = env_is("LOCKSTEP_CUDA_CAPTURE_FIRST", "1");
     phases.mark("handles");
-    // Weight caches (split conv weights, shared constants) key by content: each constant is
-    // hashed once while its storage lives, not at every segment of every new length.
+    // The split conv weights' caches key by content: each constant is hashed once while its
+    // storage lives, not at every segment of every new length.
     for (const ir::Value& value : graph_.values)
       if (value.constant.defined()) remember_constant(value.constant);
     phases.mark("hashes");
@@ -383,285 +372,6 @@ void CudaExecutable::upload_constants() {
     if (t.nbytes()) check_cuda(cudaMemcpy(ctx_->host_constant_ptr_[i], t.raw(), t.nbytes(), cudaMemcpyHostToDevice), "upload constant");
   }
   check_cuda(cudaDeviceSynchronize(), "constant upload");
-}
-
-void CudaExecutable::stage_inputs(const std::vector<Tensor>& inputs) {
-  if (inputs.size() != graph_.inputs.size())
-    throw Error(ErrorCode::MissingInput, "cuda: the model takes " + std::to_string(graph_.inputs.size()) + " inputs, got " +
-                                             std::to_string(inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const ir::Value& value = graph_.value(graph_.inputs[i]);
-    const Tensor& t = inputs[i];
-    if (!t.defined()) throw Error(ErrorCode::MissingInput, "cuda: input '" + value.name + "' is missing");
-    const bool dtype_ok = is_floating(value.dtype) ? is_floating(t.dtype()) : t.dtype() == value.dtype;
-    if (!dtype_ok)
-      throw Error(ErrorCode::DTypeMismatch, "cuda: input '" + value.name + "' must be " + dtype_name(value.dtype) + ", got " +
-                                                dtype_name(t.dtype()));
-    if (t.shape() != value.shape)
-      throw Error(ErrorCode::ShapeMismatch, "cuda: input '" + value.name + "' must have shape " + shape_str(value.shape) +
-                                                ", got " + shape_str(t.shape()));
-    Tensor d = to_device_repr(t);
-    std::memcpy(static_cast<std::byte*>(in_stage_) + in_offsets_[i], d.raw(), d.nbytes());
-  }
-}
-
-void CudaExecutable::enqueue_inputs() {
-  for (size_t i = 0; i < graph_.inputs.size(); ++i) {
-    const size_t bytes = value_bytes_[static_cast<size_t>(graph_.inputs[i])];
-    if (bytes)
-      check_cuda(cudaMemcpyAsync(ctx_->ptr(graph_.inputs[i]), static_cast<std::byte*>(in_stage_) + in_offsets_[i], bytes,
-                                 cudaMemcpyHostToDevice, stream_), "copy input");
-  }
-  enqueue_run_state();
-}
-
-void CudaExecutable::enqueue_run_state() {
-  if (ctx_->needs_run_seed())
-    check_cuda(cudaMemcpyAsync(ctx_->run_seed_, static_cast<std::byte*>(in_stage_) + seed_stage_offset_, sizeof(uint64_t),
-                               cudaMemcpyHostToDevice, stream_), "copy the run seed");
-  if (fault_bytes_) check_cuda(cudaMemsetAsync(ctx_->index_faults_, 0xFF, fault_bytes_, stream_), "reset index faults");
-}
-
-void CudaExecutable::enqueue_faults_out() {
-  if (fault_bytes_)
-    check_cuda(cudaMemcpyAsync(faults_host_, ctx_->index_faults_, fault_bytes_, cudaMemcpyDeviceToHost, stream_), "copy index faults");
-}
-
-// After the run has synchronized: the cpu's error for the first node whose kernel met a bad index.
-void CudaExecutable::check_index_faults() const {
-  const auto& nodes = ctx_->index_fault_nodes();
-  for (size_t k = 0; k < nodes.size(); ++k) {
-    const IndexFault& f = faults_host_[k];
-    if (f.position == ~0ull) continue;
-    const ir::Node& node = graph_.nodes[static_cast<size_t>(nodes[k])];
-    ir::checked_index(node, f.index, f.dim, static_cast<int64_t>(f.position), "index");  // throws
-    throw Error(ErrorCode::InvalidArgument, "cuda: index " + std::to_string(f.index) + " at position " +
-                                                std::to_string(f.position) + " is out of range", node.name, ir::op_name(node.op));
-  }
-}
-
-void CudaExecutable::enqueue_outputs() {
-  enqueue_faults_out();
-  for (size_t i = 0; i < graph_.outputs.size(); ++i) {
-    const size_t bytes = value_bytes_[static_cast<size_t>(graph_.outputs[i])];
-    if (bytes)
-      check_cuda(cudaMemcpyAsync(static_cast<std::byte*>(out_stage_) + out_offsets_[i], ctx_->ptr(graph_.outputs[i]), bytes,
-                                 cudaMemcpyDeviceToHost, stream_), "copy output");
-  }
-}
-
-// After the graph: each output into a buffer of its pool (handed out as the output's storage by
-// run()), or into the staging buffer when its pool has none to give.
-void CudaExecutable::copy_outputs_pinned() {
-  const size_t n = graph_.outputs.size();
-  if (out_pools_.empty())
-    for (size_t i = 0; i < n; ++i) out_pools_.push_back(PinnedPool::make(value_bytes_[static_cast<size_t>(graph_.outputs[i])], kPinnedPerOutput));
-  pinned_out_.assign(n, nullptr);
-  for (size_t i = 0; i < n; ++i) {
-    const size_t bytes = value_bytes_[static_cast<size_t>(graph_.outputs[i])];
-    if (!bytes) continue;
-    pinned_out_[i] = out_pools_[i]->take();
-    void* dst = pinned_out_[i] ? static_cast<void*>(pinned_out_[i].get()) : static_cast<std::byte*>(out_stage_) + out_offsets_[i];
-    check_cuda(cudaMemcpyAsync(dst, ctx_->ptr(graph_.outputs[i]), bytes, cudaMemcpyDeviceToHost, stream_), "copy output");
-  }
-  if (host_times_) check_cuda(cudaEventRecord(graph_end_, stream_), "timing event");
-}
-
-void CudaExecutable::run_graph() {
-  if (!graph_exec_) {
-    PhaseClock capture(compile_times_);
-    // Captured once: input copies from pinned staging, every launch, and (pinned outputs off) the
-    // output copies to staging; copy_outputs_pinned() otherwise copies after the graph.
-    if (!kernels_begin_) check_cuda(cudaEventCreate(&kernels_begin_), "timing event");
-    if (!kernels_end_) check_cuda(cudaEventCreate(&kernels_end_), "timing event");
-    if (host_times_) {
-      check_cuda(cudaEventCreate(&graph_begin_), "timing event");
-      check_cuda(cudaEventCreate(&graph_end_), "timing event");
-    }
-    check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "begin graph capture");
-    try {
-      if (host_times_) check_cuda(cudaEventRecordWithFlags(graph_begin_, stream_, cudaEventRecordExternal), "timing event");
-      enqueue_inputs();
-      check_cuda(cudaEventRecordWithFlags(kernels_begin_, stream_, cudaEventRecordExternal), "timing event");
-      for (auto& program : programs_)
-        for (auto& launch : program.launches) {
-          if (!launch.in_graph()) continue;
-          launch.fn(stream_);
-          check_cuda(cudaPeekAtLastError(), "launch " + launch.kernel + " during capture",
-                     graph_.nodes[static_cast<size_t>(program.node)].name);
-        }
-      check_cuda(cudaEventRecordWithFlags(kernels_end_, stream_, cudaEventRecordExternal), "timing event");
-      if (!pinned_outputs_) enqueue_outputs();
-      else enqueue_faults_out();
-      if (host_times_ && !pinned_outputs_) check_cuda(cudaEventRecordWithFlags(graph_end_, stream_, cudaEventRecordExternal), "timing event");
-    } catch (...) {
-      cudaGraph_t broken = nullptr;
-      cudaStreamEndCapture(stream_, &broken);
-      if (broken) cudaGraphDestroy(broken);
-      cudaGetLastError();
-      throw;
-    }
-    check_cuda(cudaStreamEndCapture(stream_, &cuda_graph_), "end graph capture");
-    check_cuda(cudaGraphInstantiate(&graph_exec_, cuda_graph_, 0), "instantiate graph");
-    if (compile_times_) {
-      capture.mark("capture+instantiate");
-      std::fprintf(stderr, "lockstep cuda first run: %s\n", capture.str().c_str());
-    }
-  }
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
-  check_cuda(cudaGraphLaunch(graph_exec_, stream_), "launch graph");
-  if (pinned_outputs_) copy_outputs_pinned();
-  const auto t1 = clock::now();
-  check_cuda(cudaStreamSynchronize(stream_), "run graph");
-  const auto t2 = clock::now();
-  float ms = 0.0f;
-  check_cuda(cudaEventElapsedTime(&ms, kernels_begin_, kernels_end_), "kernel time");
-  last_device_ms_ = ms;
-  if (host_times_) {
-    float in_ms = 0.0f, out_ms = 0.0f;
-    check_cuda(cudaEventElapsedTime(&in_ms, graph_begin_, kernels_begin_), "input copy time");
-    check_cuda(cudaEventElapsedTime(&out_ms, kernels_end_, graph_end_), "output copy time");
-    const auto ms_of = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
-    host_samples_.push_back({0.0, ms_of(t1 - t0), ms_of(t2 - t1), in_ms, ms, out_ms, 0.0});
-  }
-}
-
-void CudaExecutable::check_canaries(const std::string& kernel, int node_index) {
-  check_cuda(cudaMemsetAsync(broken_, 0xFF, sizeof(uint32_t), stream_), "reset canary word");
-  launch_canary_check(guard_table_, static_cast<int>(guards_.size()), broken_, stream_);
-  check_cuda(cudaMemcpyAsync(broken_host_, broken_, sizeof(uint32_t), cudaMemcpyDeviceToHost, stream_), "read canary word");
-  check_cuda(cudaStreamSynchronize(stream_), "canary check");
-  const uint32_t first = *broken_host_;
-  if (first == 0xFFFFFFFFu) return;
-  const std::string node = node_index >= 0 ? graph_.nodes[static_cast<size_t>(node_index)].result_onnx_name() : std::string();
-  const std::string op = node_index >= 0 ? ir::op_name(graph_.nodes[static_cast<size_t>(node_index)].op) : "";
-  throw Error(ErrorCode::Internal, "cuda safe mode: kernel '" + kernel + "' of ONNX node '" + node +
-                                       "' wrote outside its buffer: the canary " + guard_owner_[first] + " is broken",
-              node, op);
-}
-
-void CudaExecutable::run_eager(const RunOptions& options) {
-  const bool safe = options_.safe;
-  if (safe) {
-    for (const auto& [ptr, bytes] : fresh_) launch_nan_fill(ptr, bytes, stream_);
-    check_cuda(cudaStreamSynchronize(stream_), "safe mode NaN fill");
-  }
-  enqueue_inputs();
-  if (!kernels_begin_) check_cuda(cudaEventCreate(&kernels_begin_), "timing event");
-  if (!kernels_end_) check_cuda(cudaEventCreate(&kernels_end_), "timing event");
-  check_cuda(cudaEventRecord(kernels_begin_, stream_), "timing event");
-  for (auto& program : programs_) {
-    const ir::Node& node = graph_.nodes[static_cast<size_t>(program.node)];
-    for (auto& launch : program.launches) {
-      if (!launch.in_eager()) continue;
-      launch.fn(stream_);
-      if (safe) {
-        check_cuda(cudaGetLastError(), "launch " + launch.kernel, node.name);
-        check_cuda(cudaStreamSynchronize(stream_), "run " + launch.kernel, node.name);
-        check_canaries(launch.kernel, program.node);
-      }
-    }
-    if (options.fault_for_testing) {  // test-only: alter the node's outputs through a host copy
-      check_cuda(cudaStreamSynchronize(stream_), "run node", node.name);
-      for (size_t i = 0; i < node.outputs.size(); ++i) {
-        const ir::ValueId v = node.outputs[i];
-        if (v == ir::kNoValue) continue;
-        const ir::Value& value = graph_.value(v);
-        Tensor t(device_dtype(value.dtype), value.shape);
-        if (!t.nbytes()) continue;
-        check_cuda(cudaMemcpy(t.raw(), ctx_->ptr(v), t.nbytes(), cudaMemcpyDeviceToHost), "fault copy", node.name);
-        options.fault_for_testing(node, static_cast<int>(i), t);
-        check_cuda(cudaMemcpy(ctx_->ptr(v), t.raw(), t.nbytes(), cudaMemcpyHostToDevice), "fault copy", node.name);
-      }
-    }
-    if (options.tap) {
-      check_cuda(cudaStreamSynchronize(stream_), "run node", node.name);
-      for (size_t i = 0; i < node.outputs.size(); ++i) {
-        const ir::ValueId v = node.outputs[i];
-        if (v == ir::kNoValue) continue;
-        const ir::Value& value = graph_.value(v);
-        Tensor t(device_dtype(value.dtype), value.shape);
-        if (t.nbytes()) check_cuda(cudaMemcpy(t.raw(), ctx_->ptr(v), t.nbytes(), cudaMemcpyDeviceToHost), "tap copy", node.name);
-        options.tap(node, static_cast<int>(i), t);
-      }
-    }
-  }
-  check_cuda(cudaEventRecord(kernels_end_, stream_), "timing event");
-  enqueue_outputs();
-  check_cuda(cudaStreamSynchronize(stream_), "run");
-  float ms = 0.0f;  // with taps or safe mode, host copies and checks fall inside
-  check_cuda(cudaEventElapsedTime(&ms, kernels_begin_, kernels_end_), "kernel time");
-  last_device_ms_ = ms;
-}
-
-std::vector<Tensor> CudaExecutable::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
-  std::lock_guard<std::mutex> lock(g_run_mutex);
-  return run_locked(inputs, options);
-}
-
-std::optional<std::vector<DeviceTensor>> CudaExecutable::run_on_device(const std::vector<Tensor>& inputs,
-                                                                       const RunOptions& options) {
-  std::lock_guard<std::mutex> lock(g_run_mutex);
-  run_locked(inputs, options);  // the same run, bit for bit (its host copies are dropped)
-  // The arena belongs to the next run: each output gets a buffer of its own.
-  std::vector<DeviceTensor> out;
-  for (ir::ValueId id : graph_.outputs) {
-    const ir::Value& value = graph_.value(id);
-    DeviceTensor t;
-    t.dtype = device_dtype(value.dtype);
-    t.shape = value.shape;
-    t.device = device_;
-    const size_t bytes = static_cast<size_t>(num_elements(value.shape)) * dtype_size(t.dtype);
-    void* p = nullptr;
-    check_cuda(cudaMalloc(&p, bytes > 0 ? bytes : 1), "allocate a device output");
-    t.data = std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
-    check_cuda(cudaMemcpyAsync(p, ctx_->ptr(id), bytes, cudaMemcpyDeviceToDevice, stream_), "copy a device output");
-    out.push_back(std::move(t));
-  }
-  check_cuda(cudaStreamSynchronize(stream_), "device outputs");
-  return out;
-}
-
-std::vector<Tensor> CudaExecutable::run_locked(const std::vector<Tensor>& inputs, const RunOptions& options) {
-  check_cuda(cudaSetDevice(device_), "select device");
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
-  stage_inputs(inputs);  // the previous run synchronized, so the staging buffer is free
-  if (ctx_->needs_run_seed()) std::memcpy(static_cast<std::byte*>(in_stage_) + seed_stage_offset_, &options.seed, sizeof(uint64_t));
-  const auto t1 = clock::now();
-  // A shape's first run launches eagerly (the same launches' bits as the graph, device.h): a
-  // length met once never pays the graph's capture and instantiation (1-7 ms a voice segment).
-  const bool first = !graph_exec_ && !ran_ && !capture_first_;
-  const bool eager = options.tap || options.fault_for_testing || options_.safe || first;
-  const bool graph = !eager && !profile_;
-  {
-    HandleLoan loan(*this, eager || profile_ || !graph_exec_);  // a replayed graph needs no handles
-    if (eager) run_eager(options);
-    else if (profile_) run_profiled();
-    else run_graph();
-  }
-  ran_ = true;
-  if (fault_bytes_) check_index_faults();
-  const auto t2 = clock::now();
-  std::vector<Tensor> outputs;
-  for (size_t i = 0; i < graph_.outputs.size(); ++i) {
-    const ir::Value& value = graph_.value(graph_.outputs[i]);
-    if (i < pinned_out_.size() && pinned_out_[i]) {  // filled by this run's run_graph() only
-      outputs.push_back(Tensor::over(device_dtype(value.dtype), value.shape, std::move(pinned_out_[i])));
-      continue;
-    }
-    Tensor t(device_dtype(value.dtype), value.shape);
-    std::memcpy(t.raw(), static_cast<std::byte*>(out_stage_) + out_offsets_[i], t.nbytes());
-    outputs.push_back(std::move(t));
-  }
-  pinned_out_.clear();
-  if (host_times_ && graph && !host_samples_.empty()) {
-    const auto ms_of = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
-    host_samples_.back()[0] = ms_of(t1 - t0);
-    host_samples_.back()[6] = ms_of(clock::now() - t2);
-  }
-  return outputs;
 }
 
 void CudaExecutable::plant_out_of_bounds_write(const std::string& node_name) {
