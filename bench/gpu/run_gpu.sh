@@ -121,7 +121,7 @@ piper)
   S=/tmp/gpurun/piper A=s${TRACE_FROM:-0} B=s${TRACE_TO:-1}
   [ -f $S/piper_medium.onnx ] && LOCKSTEP_TRACE_SHAPES=1 LOCKSTEP_CUDA_COMPILE_TIMES=1 timeout 60 "$BIN/lockstep_bench" $S/piper_medium.onnx --backend cuda \
     --runs 3 --warmup 0 --inputs $S/$B/input.npy $S/$B/input_lengths.npy $S/$B/scales.npy \
-    --prime $S/$A/input.npy $S/$A/input_lengths.npy $S/$A/scales.npy 2>&1 | tail -90 | tee "$OUT/trace.log"
+    --prime $S/$A/input.npy $S/$A/input_lengths.npy $S/$A/scales.npy > "$OUT/trace.log" 2>&1; tail -40 "$OUT/trace.log"
   # VOICE_PROFILE=1: per-kernel GPU time of each segment of the 1 s sentence (graph replay).
   [ -f $S/piper_medium.onnx ] && [ "${VOICE_PROFILE:-0}" = 1 ] && LOCKSTEP_CUDA_PROFILE=1 timeout 60 "$BIN/lockstep_bench" \
     $S/piper_medium.onnx --backend cuda --runs 5 --warmup 1 --inputs $S/s0/input.npy $S/s0/input_lengths.npy $S/s0/scales.npy \

@@ -9,6 +9,7 @@
 #include "backends/cuda/conv_tc.h"
 #include "backends/cuda/conv_tc_gate.h"
 #include "backends/cuda/conv_tc_kernel.h"
+#include "backends/cuda/conv_tc_split.h"
 #include "backends/cuda/conv_wgmma.h"
 #include "gpu/gpu_test_util.h"
 
@@ -520,6 +521,39 @@ TEST(CudaConvTcHost, WeightSplitPacksHiAndScaledLoAsFp16Pairs) {
         ASSERT_EQ(fp16_at(lane0 + half + (lower_row ? 1 : 0), high), h) << "fp16 hi of co " << co << " ci " << ci << " k " << k;
         ASSERT_EQ(fp16_at(lane0 + half + (lower_row ? 3 : 2), high), l * 2048.0f) << "fp16 lo of co " << co << " ci " << ci << " k " << k;
       }
+}
+
+// The device split (conv_tc_split.cu, what record_conv_tc uses) gives the host split's bytes in
+// both layouts: random weights over 2^-30..2^14, ties, subnormals, -0, rows past a 16/64 block.
+TEST(CudaConvTc, DeviceWeightSplitGivesTheHostSplitsBytes) {
+  LOCKSTEP_REQUIRE_GPU();
+  struct Shape3 { int cout, cin, ks; };
+  for (const Shape3 sh : {Shape3{20, 16, 3}, Shape3{192, 192, 5}, Shape3{72, 24, 7}, Shape3{8, 8, 11}})
+    for (const bool hopper : {false, true}) {
+      const int cout = sh.cout, cin = sh.cin, ks = sh.ks;
+      std::vector<float> w(static_cast<size_t>(cout) * cin * ks);
+      uint32_t state = 4242u + static_cast<uint32_t>(cout);
+      for (float& v : w) {
+        state = state * 1664525u + 1013904223u;
+        v = std::ldexp(1.0f + static_cast<float>(state >> 9) * 0x1p-23f, static_cast<int>(state % 45) - 30) * ((state >> 8) & 1 ? -1.0f : 1.0f);
+      }
+      w[0] = 1.0f + 0x1p-11f;  // a tie: hi rounds to even
+      w[1] = -0.0f;
+      w[2] = 0x1p-140f;  // subnormal
+      w[3] = 32767.0f;   // the largest magnitude the kernel takes
+      const size_t floats = hopper ? cuda::wg::weight_floats(cin, cout, ks) : cuda::tc::split_weight_floats(cin, cout, ks);
+      std::vector<float> host(floats, 0.0f), device(floats, 1.0f);
+      if (hopper) cuda::wg::split_weights_host(w.data(), cout, cin, ks, host.data());
+      else cuda::tc::split_weights_host(w.data(), cout, cin, ks, host.data());
+      const auto split = cuda::split_weights_on_device(w, cout, cin, ks, hopper, "test");
+      ASSERT_EQ(cudaMemcpy(device.data(), split->ptr, floats * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+      for (size_t i = 0; i < floats; ++i) {
+        uint32_t a, b;
+        std::memcpy(&a, &host[i], 4);
+        std::memcpy(&b, &device[i], 4);
+        ASSERT_EQ(a, b) << (hopper ? "wgmma" : "mma.sync") << " layout, " << cout << "x" << cin << "x" << ks << ", word " << i;
+      }
+    }
 }
 
 // The tile rule for the ConvTranspose phases (kernel 2): the 32x256 tile on grids past the SMs,

@@ -18,7 +18,6 @@
 #include "backends/cuda/cp_async.h"
 #include "backends/cuda/ew_ops.h"
 #include "backends/cuda/families.h"
-#include "core/hash.h"
 #include "core/shared_by_key.h"
 #include "ir/infer_rules.h"
 
@@ -327,7 +326,7 @@ void record_conv_ffma(Context& ctx, int node_index, NodeProgram& program) {
   // process: every executable of the same constant (a voice's segment at another length) shares
   // the device copy (core/shared_by_key.h).
   const Tensor& wc = wv.constant;
-  const std::string key = "ffma|" + sha256_of_constant(wc.raw(), wc.nbytes()) + "|" + dtype_name(wc.dtype()) + "|" +
+  const std::string key = "ffma" + storage_key(wc) + "|" +
                           std::to_string(base.cout) + "," + std::to_string(base.cin) + "," + std::to_string(base.ks) + "," +
                           std::to_string(base.cout_pad) + "|dev" + std::to_string(device);
   const std::shared_ptr<const DeviceFloats> dw = shared_by_key<DeviceFloats>(key, [&] {

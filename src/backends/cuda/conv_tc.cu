@@ -15,10 +15,10 @@
 #include "backends/channel_consumers.h"
 #include "backends/cuda/conv_tc_gate.h"
 #include "backends/cuda/conv_tc_kernel.h"
+#include "backends/cuda/conv_tc_split.h"
 #include "backends/cuda/conv_wgmma.h"
 #include "backends/cuda/ew_ops.h"
 #include "backends/cuda/families.h"
-#include "core/hash.h"
 #include "core/shared_by_key.h"
 #include "ir/infer_rules.h"
 
@@ -317,13 +317,12 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
     base.cout = gate_cluster_cout(gp.len);
     gate_clusters.fetch_add(1);
   }
-  // Split once per process: the weights are constants, and every executable that splits the same
-  // constant the same way (a voice's segment at another length, say) shares the device copy
-  // (core/shared_by_key.h). The key holds everything the split below reads.
+  // Split once per process, on the device: the weights are constants, and every executable that
+  // splits the same constant's storage the same way (a voice's segment at another length, say)
+  // shares the device copy (core/shared_by_key.h, storage_key). The key holds everything the split reads.
   const Tensor& wc = wv.constant;
   const auto t_key = std::chrono::steady_clock::now();
-  const std::string key = sha256_of_constant(wc.raw(), wc.nbytes()) + "|" + dtype_name(wc.dtype()) + "|" +
-                          ir::op_name(node.op) + "|v" + std::to_string(v.cout) + "," + std::to_string(v.cin) + "," +
+  const std::string key = storage_key(wc) + "|" + ir::op_name(node.op) + "|v" + std::to_string(v.cout) + "," + std::to_string(v.cin) + "," +
                           std::to_string(v.ks) + "," + std::to_string(v.shuffle) + "|cl" + std::to_string(cluster) + "," +
                           std::to_string(gp.a) + "," + std::to_string(gp.b) + "," + std::to_string(gp.len) + "|tf32 " +
                           std::to_string(tf32) + "|hopper " + std::to_string(hopper) + "|" + std::to_string(base.cout) + "," +
@@ -343,10 +342,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
         tc::split_tf32_host(x, h, l);
         x = h;
       }
-    std::vector<float> host(hopper ? wg::weight_floats(cin, cout, ks) : tc::split_weight_floats(cin, base.cout, ks), 0.0f);
-    if (hopper) wg::split_weights_host(w.data(), cout, cin, ks, host.data());
-    else tc::split_weights_host(w.data(), base.cout, cin, ks, host.data());
-    return upload_floats(host, "split conv weights", node.name);
+    return split_weights_on_device(w, hopper ? cout : base.cout, cin, ks, hopper, node.name);
   });
   if (env_is("LOCKSTEP_CUDA_COMPILE_TIMES", "1")) {  // where a tensor-core conv's record time goes
     const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };

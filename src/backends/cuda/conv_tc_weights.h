@@ -24,7 +24,7 @@ inline size_t split_weight_floats(int cin, int cout, int ks) {
   return static_cast<size_t>((cout + 15) / 16) * (cin / kChunk) * split_unit_floats(ks);
 }
 // Index of the hi part of weight (co, ci, k); lo is ks*128 floats later.
-inline size_t split_index(int co, int ci, int k, int cin, int ks) {
+__host__ __device__ inline size_t split_index(int co, int ci, int k, int cin, int ks) {
   const int mb = co / 16, row = co % 16, chunk = ci / kChunk, kk = ci % kChunk;
   const int e = (row >= 8 ? 1 : 0) + (kk >= 4 ? 2 : 0), lane = (row % 8) * 4 + kk % 4;
   const size_t unit = static_cast<size_t>(mb) * (cin / kChunk) + chunk;
@@ -40,7 +40,8 @@ __host__ __device__ inline uint32_t tf32_rn_bits(uint32_t bits) {
 
 // One float32 weight as TF32 hi + lo, rounded as the device splits the activations (nearest
 // even, as cvt.rn); inf/NaN stay whole in hi with lo = 0, and a finite weight never rounds up to inf.
-inline void split_tf32_host(float v, float& h, float& l) {
+// Also the device's weight split (conv_tc_split.cu), so both give the same bits.
+__host__ __device__ inline void split_tf32_host(float v, float& h, float& l) {
   uint32_t vb, hb, lb;
   __builtin_memcpy(&vb, &v, 4);
   hb = tf32_rn_bits(vb);

@@ -1,5 +1,7 @@
 #include "backends/cuda/device.h"
 
+#include <cstdio>
+
 namespace lockstep::cuda {
 
 void check_cuda(cudaError_t status, const std::string& what, const std::string& node) {
@@ -91,6 +93,12 @@ std::vector<int64_t> contiguous_strides(const Shape& shape) {
 
 DeviceFloats::~DeviceFloats() {
   if (ptr) cudaFree(ptr);
+}
+
+std::string storage_key(const Tensor& constant) {
+  char address[32];
+  std::snprintf(address, sizeof address, "%p", constant.raw());
+  return "@" + std::string(address) + "|" + std::to_string(constant.nbytes()) + "|" + dtype_name(constant.dtype());
 }
 
 std::shared_ptr<DeviceFloats> upload_floats(const std::vector<float>& host, const std::string& what, const std::string& node) {

@@ -182,4 +182,10 @@ struct DeviceFloats {
 };
 std::shared_ptr<DeviceFloats> upload_floats(const std::vector<float>& host, const std::string& what, const std::string& node);
 
+// A host constant's identity in the keys of process-wide device copies (shared_by_key): its
+// storage's address, bytes and dtype; no hashing (SHA-256 of a voice's weights cost ~1 ms a conv
+// at every new length). Safe as a key: an executable holding such a copy holds the storage in its
+// graph, which outlives its programs, so the address is not reused while the copy lives.
+std::string storage_key(const Tensor& constant);
+
 }  // namespace lockstep::cuda

@@ -8,7 +8,6 @@
 
 #include "backends/cuda/families.h"
 #include "backends/cuda/handle_pool.h"
-#include "core/hash.h"
 #include "core/phase_clock.h"
 #include "core/shared_by_key.h"
 #include "backends/cuda/testing.h"
@@ -62,10 +61,7 @@ constexpr size_t kSharedConstantBytes = size_t{64} << 10;
 
 std::shared_ptr<const DeviceFloats> shared_constant(const Tensor& constant, size_t bytes, int device,
                                                     const std::string& name) {
-  char address[32];
-  std::snprintf(address, sizeof address, "%p", constant.raw());
-  const std::string key = "constant@" + std::string(address) + "|" + std::to_string(constant.nbytes()) + "|" +
-                          dtype_name(constant.dtype()) + "|" + std::to_string(bytes) + "|dev" + std::to_string(device);
+  const std::string key = "constant" + storage_key(constant) + "|" + std::to_string(bytes) + "|dev" + std::to_string(device);
   return shared_by_key<DeviceFloats>(key, [&] {
     const Tensor t = to_device_repr(constant);
     if (t.nbytes() != bytes)
@@ -100,11 +96,6 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     pinned_outputs_ = !env_is("LOCKSTEP_CUDA_PINNED_OUTPUTS", "0");
     capture_first_ = env_is("LOCKSTEP_CUDA_CAPTURE_FIRST", "1");
     phases.mark("handles");
-    // The split conv weights' caches key by content: each constant is hashed once while its
-    // storage lives, not at every segment of every new length.
-    for (const ir::Value& value : graph_.values)
-      if (value.constant.defined()) remember_constant(value.constant);
-    phases.mark("hashes");
     record_programs();
     phases.mark("programs");
     replan();
