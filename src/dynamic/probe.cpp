@@ -80,12 +80,9 @@ ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_b
         graph.value(node.outputs.at(0)).constant =
             Tensor::from_vector<int64_t>({end - start}, std::vector<int64_t>(x.begin() + start, x.begin() + end));
         state = NodeState::Folded;
-      } else if (passes::all_inputs_constant(graph, node)) {
-        int64_t bytes = passes::output_bytes(graph, node);
-        if (bytes >= 0 && bytes <= kProbeFoldMaxBytes) {
-          passes::fold_node(graph, node);
-          state = NodeState::Folded;
-        }
+      } else if (passes::foldable(graph, node, kProbeFoldMaxBytes)) {
+        passes::fold_node(graph, node);
+        state = NodeState::Folded;
       }
       for (ir::ValueId v : node.outputs)
         if (v != ir::kNoValue) known[static_cast<size_t>(v)] = 1;

@@ -31,6 +31,12 @@ int64_t output_bytes(const ir::Graph& graph, const ir::Node& node) {
   return total;
 }
 
+bool foldable(const ir::Graph& graph, const ir::Node& node, int64_t max_bytes) {
+  if (!all_inputs_constant(graph, node)) return false;
+  const int64_t bytes = output_bytes(graph, node);
+  return bytes >= 0 && bytes <= max_bytes && !(node.op == ir::Op::ConstantOfShape && bytes >= kFillAtRunTimeBytes);
+}
+
 namespace {
 
 // A tensor of `shape` whose every element is `element`'s bytes (a new tensor is zeroed: zeros

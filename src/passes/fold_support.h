@@ -10,6 +10,12 @@ namespace lockstep::passes {
 bool all_inputs_constant(const ir::Graph& graph, const ir::Node& node);
 // Bytes of the node's outputs at their current (inferred) shapes and dtypes; -1 if unknown.
 int64_t output_bytes(const ir::Graph& graph, const ir::Node& node);
+// A ConstantOfShape from this size on is filled at run time, not folded: a fill kernel costs
+// less than materialising the tensor at every compile (page faults) and copying it to the device
+// (a voice's flows folded 24 zero tensors of ~0.5 MB at every new length: ~8 ms of probe).
+inline constexpr int64_t kFillAtRunTimeBytes = int64_t{64} << 10;
+// all_inputs_constant, outputs of known size within `max_bytes`, and not a large fill.
+bool foldable(const ir::Graph& graph, const ir::Node& node, int64_t max_bytes);
 // Evaluates `node` with the reference and stores its outputs as constants of their values'
 // dtypes (floating results are rounded back to the value's dtype).
 void fold_node(ir::Graph& graph, const ir::Node& node);

@@ -56,8 +56,7 @@ void infer_shapes(ir::Graph& graph) {
           {end - start}, std::vector<int64_t>(x.begin() + start, x.begin() + end));
       continue;
     }
-    int64_t bytes = output_bytes(graph, node);
-    if (all_inputs_constant(graph, node) && bytes >= 0 && bytes <= kInferFoldMaxBytes) {
+    if (foldable(graph, node, kInferFoldMaxBytes)) {
       fold_node(graph, node);
       continue;
     }

@@ -320,6 +320,13 @@ TEST(CudaShapeOps, ShapeConstantOfShapeRange) {
   std::vector<In> c{{ints({2, 3}), false}};
   expect_cuda_matches_reference(node_graph(Op::ConstantOfShape, c, attrs({{"value", Tensor::from_vector<int64_t>({1}, {7})}})),
                            runtime_inputs(c), 1, "ConstantOfShape");
+  // The fill kernel in every device element size, past 2^53 in int64 (no trip through double).
+  std::vector<In> big{{ints({3, 40000}), false}};
+  for (const Tensor& value : {Tensor::from_vector<float>({1}, {-2.5f}), Tensor::from_vector<int64_t>({1}, {(int64_t{1} << 60) + 1}),
+                              Tensor::from_vector<int32_t>({1}, {-123456}), Tensor::from_vector<bool>({1}, {true})})
+    expect_cuda_matches_reference(node_graph(Op::ConstantOfShape, big, attrs({{"value", value}})), runtime_inputs(big), 1,
+                                  std::string("ConstantOfShape ") + dtype_name(value.dtype()));
+  expect_cuda_matches_reference(node_graph(Op::ConstantOfShape, big), runtime_inputs(big), 1, "ConstantOfShape, no value");
   std::vector<In> r{{Tensor::scalar<int64_t>(2), false}, {Tensor::scalar<int64_t>(11), false},
                     {Tensor::scalar<int64_t>(3), false}};
   expect_cuda_matches_reference(node_graph(Op::Range, r), runtime_inputs(r), 1, "Range int64");

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "dynamic/probe.h"
+#include "passes/fold_support.h"
 #include "passes/graph_builder.h"
 #include "passes/infer_shapes.h"
 #include "reference/evaluate.h"
@@ -100,6 +102,33 @@ TEST(FoldConstants, ConstantOfShapeFoldsToTheEvaluatorsValueInEveryDtype) {
     EXPECT_EQ(got.shape(), (Shape{3, 1, 1029})) << c.name;
     ASSERT_EQ(got.nbytes(), expected.nbytes()) << c.name;
     EXPECT_EQ(std::memcmp(got.raw(), expected.raw(), got.nbytes()), 0) << c.name;
+  }
+}
+
+// A ConstantOfShape of kFillAtRunTimeBytes or more stays a node for the backend to fill (what the
+// voice's flows folded at every new length), in fold_constants, infer_shapes and the run-time
+// shapes' probe; one byte under it folds; its consumers then stay run-time nodes too.
+TEST(FoldConstants, LargeFillsStayRunTimeNodes) {
+  const int64_t at = passes::kFillAtRunTimeBytes / 4;  // float32 elements at the threshold
+  for (const int64_t elements : {at - 1, at}) {
+    const bool big = elements >= at;
+    GraphBuilder b;
+    ir::Attributes attrs;
+    attrs.set("value", Tensor::from_vector<float>({1}, {0.0f}));
+    ir::ValueId zeros = b.node(Op::ConstantOfShape, "zeros", {b.ints("shape", {1, elements})}, {1, elements}, DType::Float32, attrs);
+    ir::ValueId e = b.node(Op::Exp, "exp", {b.node(Op::Neg, "neg", {zeros}, {1, elements})}, {1, elements});
+    b.output(e);
+    ir::Graph infer = b.graph(), fold = b.graph(), probed = b.graph();
+    passes::infer_shapes(infer);
+    EXPECT_EQ(infer.nodes.size(), big ? 3u : 0u) << elements;
+    passes::PipelineOptions options;
+    passes::PassContext ctx(options);
+    passes::fold_constants(fold, ctx);
+    EXPECT_EQ(fold.nodes.size(), big ? 3u : 0u) << elements;
+    const dynamic::ProbeResult r = dynamic::probe(probed, {}, int64_t{1} << 30);
+    ASSERT_EQ(r.states.size(), 3u);
+    for (dynamic::NodeState state : r.states)
+      EXPECT_EQ(state, big ? dynamic::NodeState::Runnable : dynamic::NodeState::Folded) << elements;
   }
 }
 

@@ -49,8 +49,11 @@ class FillKernel final : public Kernel {
       std::memcpy(value_, stored.raw(), elem_);
     }
   }
-  void run() override {
-    for (int64_t i = 0; i < count_; ++i) std::memcpy(out_ + static_cast<size_t>(i) * elem_, value_, elem_);
+  void run() override {  // one element, then the filled part copied onto the rest, doubling
+    const size_t bytes = static_cast<size_t>(count_) * elem_;
+    if (bytes == 0) return;
+    std::memcpy(out_, value_, elem_);
+    for (size_t done = elem_; done < bytes; done *= 2) std::memcpy(out_ + done, out_, std::min(done, bytes - done));
   }
 
  private:

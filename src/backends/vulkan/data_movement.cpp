@@ -1,5 +1,6 @@
-// Data movement: every op but Pad is a strided copy (copy.comp) of 4- or 8-byte elements; Concat
-// and Split copy each part at its offset along the axis; Pad maps indices (pad.comp).
+// Data movement: every op but Pad and ConstantOfShape is a strided copy (copy.comp) of 4- or
+// 8-byte elements; Concat and Split copy each part at its offset along the axis; Pad maps indices
+// (pad.comp); ConstantOfShape fills (fill.comp).
 #include <cstring>
 
 #include "backends/vulkan/families.h"
@@ -105,6 +106,32 @@ void record_concat(Context& ctx, const ir::Node& node, NodeProgram& program) {
   }
 }
 
+// ConstantOfShape: the value's words in every element (bool as one 32-bit word, int64 as two).
+void record_fill(Context& ctx, const ir::Node& node, NodeProgram& program) {
+  const ir::Graph& g = ctx.graph();
+  const ir::ValueId out = node.outputs[0];
+  const DType t = g.value(out).dtype;
+  const Tensor* attr = node.attrs.get_tensor("value");
+  Tensor value = attr && attr->numel() > 0 ? *attr : Tensor::scalar<float>(0.0f);
+  if (value.dtype() != t) value = value.to(t);
+  uint32_t words[2] = {0, 0};
+  if (t == DType::Bool) words[0] = value.data<bool>()[0] ? 1u : 0u;
+  else std::memcpy(words, value.raw(), dtype_size(t));
+  const int64_t n = num_elements(g.value(out).shape);
+  if (n == 0) return;
+  std::vector<uint32_t> p(FL_WORDS, 0);
+  p[FL_N] = word(n, node);
+  p[FL_ELEM_WORDS] = elem_words(g, out);
+  p[FL_DST] = word(ctx.at(out), node);
+  p[FL_VALUE] = words[0];
+  p[FL_VALUE + 1] = words[1];
+  Dispatch dispatch;
+  dispatch.shader = "fill";
+  dispatch.base = ctx.add_params(p);
+  dispatch.groups[0] = groups_for(n, 256);
+  program.dispatches.push_back(dispatch);
+}
+
 void record_pad(Context& ctx, const ir::Node& node, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
   const Shape& in = g.value(node.inputs[0]).shape;
@@ -161,7 +188,7 @@ bool is_data_movement(ir::Op op) {
   switch (op) {
     case ir::Op::Slice: case ir::Op::Split: case ir::Op::Concat: case ir::Op::Reshape: case ir::Op::Flatten:
     case ir::Op::Squeeze: case ir::Op::Unsqueeze: case ir::Op::Identity: case ir::Op::Transpose: case ir::Op::Expand:
-    case ir::Op::Pad:
+    case ir::Op::Pad: case ir::Op::ConstantOfShape:
       return true;
     default:
       return false;
@@ -170,7 +197,10 @@ bool is_data_movement(ir::Op op) {
 
 std::optional<std::string> data_movement_unsupported(const ir::Graph& graph, const ir::Node& node) {
   if (node.inputs.empty() || node.inputs[0] == ir::kNoValue) return std::string("no data input");
-  const DType t = graph.value(node.inputs[0]).dtype;
+  // ConstantOfShape's input is its shape (a constant); what it writes is its output's type.
+  const bool fill = node.op == ir::Op::ConstantOfShape;
+  const DType t = graph.value(fill ? node.outputs[0] : node.inputs[0]).dtype;
+  if (fill && !graph.is_constant(node.inputs[0])) return std::string("the shape input is not a constant");
   if (t != DType::Float32 && t != DType::Int32 && t != DType::Int64 && t != DType::Bool)
     return std::string(dtype_name(t)) + " tensors are not supported on vulkan (float32, int32, int64, bool)";
   for (size_t i = 1; i < node.inputs.size(); ++i)
@@ -186,6 +216,7 @@ void record_data_movement(Context& ctx, int node_index, NodeProgram& program) {
   const Shape& in_shape = g.value(in).shape;
   const Shape& out_shape = g.value(out).shape;
   switch (node.op) {
+    case ir::Op::ConstantOfShape: record_fill(ctx, node, program); break;
     case ir::Op::Reshape: case ir::Op::Flatten: case ir::Op::Squeeze: case ir::Op::Unsqueeze: case ir::Op::Identity:
       push_dense_copy(ctx, program, node, in, out);
       break;

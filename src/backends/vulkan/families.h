@@ -31,8 +31,8 @@ void record_conv(Context& ctx, int node_index, NodeProgram& program);
 std::optional<std::string> matmul_unsupported(const ir::Graph& graph, const ir::Node& node);
 void record_matmul(Context& ctx, int node_index, NodeProgram& program);
 
-// data_movement.cpp (copy.comp, pad.comp): Slice, Split, Concat, Reshape, Flatten, Squeeze,
-// Unsqueeze, Identity, Transpose, Expand, Pad.
+// data_movement.cpp (copy.comp, pad.comp, fill.comp): Slice, Split, Concat, Reshape, Flatten,
+// Squeeze, Unsqueeze, Identity, Transpose, Expand, Pad, ConstantOfShape.
 std::optional<std::string> data_movement_unsupported(const ir::Graph& graph, const ir::Node& node);
 void record_data_movement(Context& ctx, int node_index, NodeProgram& program);
 bool is_data_movement(ir::Op op);

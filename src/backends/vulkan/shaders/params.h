@@ -53,6 +53,14 @@
 #define CP_DST (CP_SRC + 1 + CP_MAX_RANK)
 #define CP_WORDS (CP_DST + 1 + CP_MAX_RANK)
 
+// fill.comp (ConstantOfShape): FL_N elements of FL_ELEM_WORDS words at FL_DST, each the words
+// FL_VALUE (int64: then its high word).
+#define FL_N 0
+#define FL_ELEM_WORDS 1
+#define FL_DST 2
+#define FL_VALUE 3
+#define FL_WORDS 5
+
 // pad.comp: out (contiguous, out dims) from in (contiguous, in dims), per dim the begin pad
 // (negative crops); mode 0 constant (value bits), 1 reflect, 2 edge. Elements of PAD_EW words
 // (int64: 2, the constant's high word PAD_VALUE_HI).
