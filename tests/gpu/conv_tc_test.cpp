@@ -111,11 +111,14 @@ TEST(CudaConvTc, RoutesOnlyTheMeasuredShapes) {
   EXPECT_TRUE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32, &why)) << why;
   EXPECT_FALSE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kTf32));  // 64 channels: cuDNN's TF32
   EXPECT_FALSE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp16));
+  // Any length: rows not 16-byte aligned load 4 bytes at a time.
+  for (const Case& c : {Case{1, 64, 64, 1026, 3, 1, 1, 1, true, nullptr}, Case{1, 8, 16, 1023, 3, 1, 1, 1, true, nullptr}}) {
+    ir::Graph h = conv_graph(c, 2, in);
+    EXPECT_TRUE(cuda::conv_tc_eligible(h, h.nodes[0], cuda::Precision::kFp32, &why)) << describe(c) << ": " << why;
+  }
   const Case no[] = {
       {1, 60, 64, 1024, 3, 1, 1, 1, true, nullptr},   // C_in % 8
-      {1, 64, 64, 1026, 3, 1, 1, 1, true, nullptr},   // T_in % 4
       {1, 64, 64, 1024, 4, 1, 1, 2, true, nullptr},   // kernel 4
-      {1, 8, 16, 1022, 3, 1, 1, 1, true, nullptr},    // T_in % 4 with small channels
       {1, 64, 64, 1024, 1, 1, 0, 0, true, nullptr},   // kernel 1: opt-in only (mixed at model level)
       {1, 64, 64, 64, 3, 1, 1, 1, true, nullptr},     // N*T_out below 128
   };
@@ -150,6 +153,9 @@ TEST(CudaConvTc, MatchesFloat64Reference) {
       {1, 32, 192, 16384, 3, 1, 1, 1, true, nullptr},    // a grid for the 64x128 tile
       {1, 32, 64, 16384, 5, 1, 2, 2, true, nullptr},     // 32x256 tile with C_out > 32
       {2, 64, 24, 2048, 3, 1, 1, 0, true, nullptr},      // odd T_out (2047): the epilogue's unpaired stores
+      {1, 192, 192, 345, 5, 1, 2, 2, true, nullptr},     // T_in % 4 = 1 (a voice's flow at 345 frames): 4-byte loads
+      {2, 64, 96, 518, 3, 1, 1, 1, false, nullptr},      // T_in % 4 = 2, batch 2: unaligned batch rows too
+      {1, 8, 16, 1023, 7, 3, 9, 9, true, nullptr},       // T_in % 4 = 3, 8 channels, dilation 3
   };
   // The block tiles these cases take on an H200 (132 SMs): all three kinds are covered.
   using cuda::tc::TileKind;
@@ -308,6 +314,7 @@ TEST(CudaConvTc, SplitReductionsMatchFloat64Reference) {
       {{2, 96, 192, 132, 3, 2, 2, 2, false, nullptr}, 2},    // batch 2, partial tiles, dilation 2
       {{1, 192, 384, 128, 1, 1, 0, 0, true, nullptr}, 2},    // flow res_skip 1x1 (kernel 1 opt-in)
       {{1, 512, 64, 256, 7, 1, 3, 3, true, nullptr}, 8},     // K = 3584 over eight ranges
+      {{1, 192, 384, 131, 5, 1, 2, 2, true, nullptr}, 8},    // flow in_layer at 131 frames (T_in % 4 = 3)
   };
   setenv("LOCKSTEP_CUDA_CONV_TC_K1", "1", 1);
   uint32_t seed = 500;
@@ -352,6 +359,8 @@ TEST(CudaConvTc, WgmmaMatchesFloat64Reference) {
       {1, 192, 384, 1024, 5, 1, 2, 2, true, nullptr},    // flow WN layer
       {1, 128, 128, 8192, 3, 1, 1, 1, true, nullptr},    // decoder stage
       {1, 8, 8, 4096, 7, 3, 9, 9, true, nullptr},        // 8 channels
+      {1, 192, 384, 1023, 5, 1, 2, 2, true, nullptr},    // T_in % 4 = 3: 4-byte loads
+      {2, 64, 96, 517, 3, 1, 1, 1, false, nullptr},      // T_in % 4 = 1, batch 2
   };
   uint32_t seed = 700;
   for (const Case& c : cases) {
@@ -404,6 +413,7 @@ TEST(CudaConvTc, ConvTransposeAsPhasesMatchesFloat64Reference) {
       {2, 128, 64, 512, 8, 4, 2, 2, false},    // low's ups 2: k8 s4, batch 2
       {1, 16, 8, 132, 6, 2, 0, 3, true},       // three taps per phase, asymmetric crop
       {1, 64, 32, 8192, 8, 4, 2, 2, true},     // 128 phase rows on a grid past the SMs: the 32x256 tile
+      {1, 64, 32, 131, 16, 8, 4, 4, true},     // ups 0 at 131 frames: T_in % 4 = 3
   };
   std::vector<In> in0 = {{random_tensor({1, 64, 256}, 999), true}, {random_tensor({64, 32, 16}, 998), false}};
   ir::Attributes a0;

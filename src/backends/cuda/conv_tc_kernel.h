@@ -102,8 +102,23 @@ __device__ __forceinline__ float finish(const Params& p, float v, int co, const 
   return finish_value(p, v, p.bias ? p.bias[co] : 0.0f, z ? *z : 0.0f);
 }
 
-// Activations stream through a STAGES-deep cp.async ring of 8-channel chunks (16-byte copies,
-// zero fill outside [0, t_in): t_in % 4 == 0 makes every granule all-in or all-out), with the
+// Four activations of a row from step t (a multiple of 4) into shared memory, zero outside
+// [0, t_in): one 16-byte copy where rows are 16-byte aligned (vec: t_in % 4 == 0, so the granule
+// is all in or all out), else four 4-byte copies (odd lengths: a voice's flows at most lengths).
+__device__ __forceinline__ void load_granule(float* dst, const float* row, int t, int t_in, bool vec) {
+  if (vec) {
+    const bool ok = t >= 0 && t < t_in;
+    cp_async16(dst, row + (ok ? t : 0), ok);
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const bool ok = t + j >= 0 && t + j < t_in;
+    cp_async4(dst + j, row + (ok ? t + j : 0), ok);
+  }
+}
+
+// Activations stream through a STAGES-deep cp.async ring of 8-channel chunks (load_granule), with the
 // chunk's split weights beside them ([mb][hl][k][lane][4], as in global memory). grid (t, cout, n).
 // F16: the small products as one fp16 m16n8k16 per position (the weights' [hi | lo*2^11] against
 // the activations' [lo*2^11 | hi], both halves exact to the TF32 split's 11 bits), small scaled
@@ -133,11 +148,7 @@ __device__ __forceinline__ bool conv_block(const Params& p) {
       for (int row = warp; row < kChunk; row += kWarps) {
         const float* src = x + static_cast<size_t>(chunk * kChunk + row) * p.t_in;
 #pragma unroll 1
-        for (int gi = lane; gi < p.ng; gi += 32) {
-          const int t = a0 + gi * 4;
-          const bool ok = t >= 0 && t < p.t_in;
-          cp_async16(xs + row * p.xw + gi * 4, src + (ok ? t : 0), ok);
-        }
+        for (int gi = lane; gi < p.ng; gi += 32) load_granule(xs + row * p.xw + gi * 4, src, a0 + gi * 4, p.t_in, p.x_vec);
       }
       float* ws = xs + xstage;
       const float* wc = p.wp + static_cast<size_t>(chunk) * (UNIT * 4);  // 64-bit math once per chunk

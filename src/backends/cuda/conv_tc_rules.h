@@ -28,7 +28,9 @@ struct Tile {
 };
 
 struct Params {
-  const float* x;     // [n, cin, t_in], 16-byte aligned, t_in % 4 == 0
+  const float* x;     // [n, cin, t_in], 16-byte aligned
+  // 1: t_in % 4 == 0, rows load as 16-byte granules; 0: any t_in, four 4-byte copies a granule.
+  int x_vec = 1;
   const float* wp;    // split weights (split_weights_host)
   const float* bias;  // [cout] or nullptr
   float* y;           // [n, cout, t_out]

@@ -72,9 +72,9 @@ __global__ void __launch_bounds__(kThreads, 1) conv1d_3xtf32_wgmma(tc::Params p)
     if (chunk < chunks) {
       float* xs = wg_smem + s * stage;
       for (int i = threadIdx.x; i < tc::kChunk * p.ng; i += kThreads) {
-        const int row = i / p.ng, gi = i % p.ng, t = a0 + gi * 4;
-        const bool ok = t >= 0 && t < p.t_in;
-        cp_async16(xs + row * p.xw + gi * 4, x + static_cast<size_t>(chunk * tc::kChunk + row) * p.t_in + (ok ? t : 0), ok);
+        const int row = i / p.ng, gi = i % p.ng;
+        tc::load_granule(xs + row * p.xw + gi * 4, x + static_cast<size_t>(chunk * tc::kChunk + row) * p.t_in, a0 + gi * 4,
+                         p.t_in, p.x_vec);
       }
       float* ws = xs + xstage;
       const float* src = wsrc + static_cast<size_t>(chunk) * kWStage;
