@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/fill.h"
 #include "reference/evaluate.h"
 
 namespace lockstep::passes {
@@ -46,10 +47,7 @@ Tensor filled_with(DType dtype, const Shape& shape, const std::byte* element) {
   const size_t es = dtype_size(dtype), bytes = t.nbytes();
   auto* dst = static_cast<std::byte*>(t.raw());
   const bool zero = std::all_of(element, element + es, [](std::byte b) { return b == std::byte{0}; });
-  if (!zero && bytes > 0) {
-    std::memcpy(dst, element, es);
-    for (size_t done = es; done < bytes; done *= 2) std::memcpy(dst + done, dst, std::min(done, bytes - done));
-  }
+  if (!zero) fill_repeating(dst, bytes, element, es);
   return t;
 }
 

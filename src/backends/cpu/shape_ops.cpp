@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "backends/cpu/kernel.h"
+#include "core/fill.h"
 
 namespace lockstep::cpu {
 
@@ -49,12 +50,7 @@ class FillKernel final : public Kernel {
       std::memcpy(value_, stored.raw(), elem_);
     }
   }
-  void run() override {  // one element, then the filled part copied onto the rest, doubling
-    const size_t bytes = static_cast<size_t>(count_) * elem_;
-    if (bytes == 0) return;
-    std::memcpy(out_, value_, elem_);
-    for (size_t done = elem_; done < bytes; done *= 2) std::memcpy(out_ + done, out_, std::min(done, bytes - done));
-  }
+  void run() override { fill_repeating(out_, static_cast<size_t>(count_) * elem_, value_, elem_); }
 
  private:
   size_t elem_ = 4;
