@@ -135,8 +135,12 @@ int main(int argc, char** argv) {
       row["first_run_compile_ms"] = first_run_compile_ms;
       row["first_run_misses"] = first_run_misses;
       row["first_run_page_faults"] = first_run_faults;
-      // What a cached call hands across to its backend (one host sync per segment on a GPU).
+      // What a cached call hands across to its backend: on a GPU, the segments that hand the host
+      // values wait for it (segments_to_host); values_on_device pass between segments in device memory.
       row["segments"] = stage->last_run_segments;
+      row["segments_to_host"] = stage->last_run_host_reads;
+      row["values_on_device"] = stage->last_run_values_on_device;
+      row["values_fetched_back"] = stage->last_run_downloads;
       row["host_nodes"] = stage->last_run_host_nodes;
       row["bytes_to_backend"] = stage->last_run_bytes_in;
       row["bytes_from_backend"] = stage->last_run_bytes_out;

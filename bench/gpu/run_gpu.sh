@@ -122,9 +122,9 @@ piper)
   [ -f $S/piper_medium.onnx ] && LOCKSTEP_TRACE_SHAPES=1 LOCKSTEP_CUDA_COMPILE_TIMES=1 timeout 60 "$BIN/lockstep_bench" $S/piper_medium.onnx --backend cuda \
     --runs 3 --warmup 0 --inputs $S/$B/input.npy $S/$B/input_lengths.npy $S/$B/scales.npy \
     --prime $S/$A/input.npy $S/$A/input_lengths.npy $S/$A/scales.npy > "$OUT/trace.log" 2>&1; tail -40 "$OUT/trace.log"
-  # VOICE_PROFILE=1: per-kernel GPU time of each segment of the 1 s sentence (graph replay).
+  # VOICE_PROFILE=1: per-kernel GPU time of each segment of sentence PROFILE_SENT (default s0, 1 s; graph replay).
   [ -f $S/piper_medium.onnx ] && [ "${VOICE_PROFILE:-0}" = 1 ] && LOCKSTEP_CUDA_PROFILE=1 timeout 60 "$BIN/lockstep_bench" \
-    $S/piper_medium.onnx --backend cuda --runs 5 --warmup 1 --inputs $S/s0/input.npy $S/s0/input_lengths.npy $S/s0/scales.npy \
+    $S/piper_medium.onnx --backend cuda --runs 5 --warmup 1 --inputs $S/${PROFILE_SENT:-s0}/input.npy $S/${PROFILE_SENT:-s0}/input_lengths.npy $S/${PROFILE_SENT:-s0}/scales.npy \
     > "$OUT/voice_profile.log" 2>&1 && grep -E "^lockstep cuda profile|total|^  *[0-9.]+ ms" "$OUT/voice_profile.log" | head -60
   # CHURN calls of random lengths (5-200 phonemes) on that voice: resident host memory every tenth,
   # the segment cache at the end, GPU memory in use sampled by nvidia-smi meanwhile.

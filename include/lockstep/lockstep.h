@@ -73,11 +73,41 @@ struct DeviceTensor {
   std::shared_ptr<void> data;
 };
 
+// A value that one run left in its backend's device memory for a later executable of the same
+// backend to read without a trip through the host (the run-time shape stage's segments,
+// docs/dynamic-shapes.md). It stays valid while the executable that made it lives and until that
+// executable runs again.
+class ResidentValue {
+ public:
+  virtual ~ResidentValue() = default;
+  // A host copy, as run() would have returned it (waits for the producing run).
+  virtual Tensor download() const = 0;
+  virtual size_t nbytes() const = 0;
+};
+
+// An input or output of Executable::run_resident: on the host (`host`) or on the device (`resident`).
+struct RunValue {
+  Tensor host;
+  std::shared_ptr<const ResidentValue> resident;
+};
+
 class Executable {
  public:
   virtual ~Executable() = default;
   // Inputs in graph-input order; checked for count, dtype and shape.
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options = {}) = 0;
+  // run() whose inputs may be values this backend left on its device, and whose output i may stay
+  // there when to_host[i] is 0: no copy, and on cuda no host synchronisation unless some output
+  // goes to the host. A backend without a device runs run(): every output comes back on the host.
+  virtual std::vector<RunValue> run_resident(const std::vector<RunValue>& inputs, const std::vector<char>& to_host,
+                                             const RunOptions& options = {}) {
+    (void)to_host;
+    std::vector<Tensor> host;
+    for (const RunValue& v : inputs) host.push_back(v.resident ? v.resident->download() : v.host);
+    std::vector<RunValue> out;
+    for (Tensor& t : run(host, options)) out.push_back({std::move(t), nullptr});
+    return out;
+  }
   // The same run, its outputs also copied into device buffers of their own (ready: the run has
   // synchronized) for a consumer on the GPU (DLPack); nullopt where the backend has no device.
   virtual std::optional<std::vector<DeviceTensor>> run_on_device(const std::vector<Tensor>& inputs,

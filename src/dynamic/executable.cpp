@@ -93,6 +93,17 @@ class DynamicExecutable final : public Executable {
       for (size_t i = 0; i < node.inputs.size(); ++i)
         if (node.inputs[i] != ir::kNoValue && ir::is_parameter_input(node.op, i))
           parameter_reader_[static_cast<size_t>(node.inputs[i])] = 1;
+    // What the host reads: graph outputs, values read as parameters (the probe and the keys take
+    // their contents) and the inputs of data-dependent nodes (run on the host). A segment's other
+    // outputs stay in device memory for the next segment (Executable::run_resident).
+    host_reader_ = parameter_reader_;
+    for (ir::ValueId v : source_.outputs) host_reader_[static_cast<size_t>(v)] = 1;
+    for (const ir::Node& node : source_.nodes)
+      if (ir::has_data_dependent_shape(node.op))
+        for (ir::ValueId v : node.inputs)
+          if (v != ir::kNoValue) host_reader_[static_cast<size_t>(v)] = 1;
+    // LOCKSTEP_SEGMENT_VALUES=host: every segment value crosses the host, as before (A/B, tests).
+    all_to_host_ = std::getenv("LOCKSTEP_SEGMENT_VALUES") && std::string(std::getenv("LOCKSTEP_SEGMENT_VALUES")) == "host";
   }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& run_options) override {
@@ -101,6 +112,17 @@ class DynamicExecutable final : public Executable {
     voices::check_piper_inputs(source_, inputs);  // what a voice's graph would silently accept
     const size_t nv = source_.values.size();
     env_.assign(nv, Tensor{});
+    env_resident_.assign(nv, nullptr);
+    resident_shape_.assign(nv, Shape{});
+    // Every entry of this run lives until it ends: a value it left on the device is read later.
+    std::vector<EntryPtr> ran;
+    struct Clear {
+      DynamicExecutable& self;
+      ~Clear() {
+        self.env_.clear();
+        self.env_resident_.clear();
+      }
+    } clear_values{*this};
     env_dtype_.assign(nv, DType::Float32);
     env_const_.assign(nv, 0);
     std::vector<char> done(source_.nodes.size(), 0);
@@ -118,6 +140,7 @@ class DynamicExecutable final : public Executable {
     stats_.last_run_compile_ms = 0;
     stats_.last_run_bytes_in = stats_.last_run_bytes_out = 0;
     stats_.last_run_segments_ms = stats_.last_run_host_nodes_ms = stats_.last_run_device_ms = 0;
+    stats_.last_run_values_on_device = stats_.last_run_host_reads = stats_.last_run_downloads = 0;
     for (int guard = 0;; ++guard) {
       if (guard > static_cast<int>(source_.nodes.size()) + 1)
         throw Error(ErrorCode::Internal, "run-time shapes: the segments do not finish the graph");
@@ -134,10 +157,15 @@ class DynamicExecutable final : public Executable {
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       }
       execute(*entry, run_options);
+      ran.push_back(entry);
       for (int n : entry->covered) done[static_cast<size_t>(n)] = 1;
       if (entry->last) break;
       key = next_key(key, *entry);
     }
+    // Read after the last segment: a segment that left everything on the device has not waited.
+    for (const EntryPtr& e : ran)
+      if (e->exe)
+        if (auto d = e->exe->last_device_ms()) stats_.last_run_device_ms += *d;
     stats_.cached_entries = cache_.size();
     stats_.cached_bytes = cache_.bytes();
     stats_.scratch_arena_bytes = options_.host_scratch->arena_high_water();
@@ -145,12 +173,10 @@ class DynamicExecutable final : public Executable {
 
     std::vector<Tensor> results;
     for (ir::ValueId v : source_.outputs) {
-      const Tensor& t = env_[static_cast<size_t>(v)];
-      if (!t.defined())
+      if (!known(v))
         throw Error(ErrorCode::Internal, "run-time shapes: output '" + source_.value(v).name + "' was not computed");
-      results.push_back(t);
+      results.push_back(host_value(v));
     }
-    env_.clear();
     return results;
   }
 
@@ -194,20 +220,40 @@ class DynamicExecutable final : public Executable {
     }
   }
 
-  std::string next_key(const std::string& key, const Entry& entry) const {
+  std::string next_key(const std::string& key, const Entry& entry) {
     std::string text = key;
     for (int n : entry.host_nodes)
       for (ir::ValueId v : source_.nodes[static_cast<size_t>(n)].outputs)
         if (v != ir::kNoValue) text += "|h" + std::to_string(v) + describe_tensor_key(env_[static_cast<size_t>(v)]);
     for (ir::ValueId v : entry.key_values) {
-      const Tensor& t = env_[static_cast<size_t>(v)];
+      const Tensor& t = host_value(v);
       text += "|v" + std::to_string(v) + describe_tensor_key(t) + sha256_hex(t);
     }
     return sha256_hex(text);
   }
 
+  // This run's value v: computed (on the host or left on the device by a segment), its shape.
+  bool known(ir::ValueId v) const {
+    return env_[static_cast<size_t>(v)].defined() || env_resident_[static_cast<size_t>(v)] != nullptr;
+  }
+  const Shape& shape_of(ir::ValueId v) const {
+    const size_t i = static_cast<size_t>(v);
+    return env_[i].defined() ? env_[i].shape() : resident_shape_[i];
+  }
+  // On the host, copied there if a segment left it on the device (host_reader_ makes that rare:
+  // Stats::last_run_downloads counts it).
+  const Tensor& host_value(ir::ValueId v) {
+    const size_t i = static_cast<size_t>(v);
+    if (!env_[i].defined() && env_resident_[i]) {
+      Tensor t = env_resident_[i]->download();
+      env_[i] = t.shape() == resident_shape_[i] ? std::move(t) : t.reshaped(resident_shape_[i]);
+      ++stats_.last_run_downloads;
+    }
+    return env_[i];
+  }
+
   // Specialises the not-yet-run part of the graph to what this run knows and compiles the next segment.
-  EntryPtr build(const std::vector<char>& done) const {
+  EntryPtr build(const std::vector<char>& done) {
     const auto t_build = std::chrono::steady_clock::now();
     // The not-yet-run nodes and only the values they and the graph outputs refer to, renumbered
     // densely (source_id maps back): the probe, the passes and the backend copy and walk a
@@ -225,13 +271,14 @@ class DynamicExecutable final : public Executable {
       id = static_cast<ir::ValueId>(g.values.size());
       source_id.push_back(v);
       ir::Value& value = g.values.emplace_back(source_.values[static_cast<size_t>(v)]);
-      const Tensor& t = env_[static_cast<size_t>(v)];
-      known.push_back(t.defined());
-      if (t.defined()) {
+      known.push_back(this->known(v));
+      if (known.back()) {
         value.dtype = env_dtype_[static_cast<size_t>(v)];
-        value.shape = t.shape();
-        if (env_const_[static_cast<size_t>(v)] || parameter_reader_[static_cast<size_t>(v)])
+        value.shape = shape_of(v);
+        if (env_const_[static_cast<size_t>(v)] || parameter_reader_[static_cast<size_t>(v)]) {
+          const Tensor& t = host_value(v);
           value.constant = t.dtype() == value.dtype || !is_floating(t.dtype()) ? t : t.to(value.dtype);
+        }
       }
       return id;
     };
@@ -319,7 +366,7 @@ class DynamicExecutable final : public Executable {
             ir::ValueId v = g.nodes[n].inputs[i];
             if (v == ir::kNoValue) continue;
             bool param = ir::is_parameter_input(g.nodes[n].op, i);
-            if (!env_[static_cast<size_t>(source_id[static_cast<size_t>(v)])].defined() && !g.is_constant(v))
+            if (!this->known(source_id[static_cast<size_t>(v)]) && !g.is_constant(v))
               first_blocked += " (waits for '" + g.value(v).name + "'" + (param ? ", a parameter" : "") + ")";
             else if (param && !g.is_constant(v))
               first_blocked += " (parameter '" + g.value(v).name + "' not constant)";
@@ -358,7 +405,7 @@ class DynamicExecutable final : public Executable {
     auto add_input = [&](ir::ValueId v) {
       if (v == ir::kNoValue || s.is_constant(v) || produced[static_cast<size_t>(v)] || is_input[static_cast<size_t>(v)])
         return;
-      if (!env_[static_cast<size_t>(source_id[static_cast<size_t>(v)])].defined())
+      if (!this->known(source_id[static_cast<size_t>(v)]))
         throw Error(ErrorCode::Internal, "run-time shapes: value '" + s.value(v).name + "' is read before it is computed");
       is_input[static_cast<size_t>(v)] = 1;
       seg_inputs.push_back(v);
@@ -438,21 +485,46 @@ class DynamicExecutable final : public Executable {
       env_const_[static_cast<size_t>(v)] = 1;
     }
     if (entry.exe) {
-      std::vector<Tensor> in;
+      std::vector<RunValue> in;
       for (ir::ValueId v : entry.inputs) {
-        in.push_back(env_[static_cast<size_t>(v)]);
-        stats_.last_run_bytes_in += in.back().nbytes();
+        const size_t i = static_cast<size_t>(v);
+        in.push_back({env_[i], env_[i].defined() ? nullptr : env_resident_[i]});
+        if (env_[i].defined()) stats_.last_run_bytes_in += env_[i].nbytes();
       }
+      // Taps (bisect) see every value on the host, as the segments' own taps do.
+      std::vector<char> to_host(entry.outputs.size(), 1);
+      if (!all_to_host_ && !run_options.tap)
+        for (size_t o = 0; o < entry.outputs.size(); ++o) to_host[o] = host_reader_[static_cast<size_t>(entry.outputs[o])];
       const auto t0 = std::chrono::steady_clock::now();
-      std::vector<Tensor> out = entry.exe->run(in, run_options);
+      std::vector<RunValue> out = entry.exe->run_resident(in, to_host, run_options);
       stats_.last_run_segments_ms += ms_since(t0);
-      if (auto d = entry.exe->last_device_ms()) stats_.last_run_device_ms += *d;
-      for (const Tensor& t : out) stats_.last_run_bytes_out += t.nbytes();
+      bool to_host_any = false;
       for (size_t o = 0; o < entry.outputs.size(); ++o) {
-        Tensor& t = out.at(o);
-        env_[static_cast<size_t>(entry.outputs[o])] =
-            t.shape() == entry.output_shapes[o] ? std::move(t) : t.reshaped(entry.output_shapes[o]);
-        env_dtype_[static_cast<size_t>(entry.outputs[o])] = entry.output_dtypes[o];
+        const size_t v = static_cast<size_t>(entry.outputs[o]);
+        RunValue& r = out.at(o);
+        env_dtype_[v] = entry.output_dtypes[o];
+        if (r.host.defined()) {
+          stats_.last_run_bytes_out += r.host.nbytes();
+          to_host_any = true;
+          env_[v] = r.host.shape() == entry.output_shapes[o] ? std::move(r.host) : r.host.reshaped(entry.output_shapes[o]);
+        } else {
+          env_resident_[v] = std::move(r.resident);
+          resident_shape_[v] = entry.output_shapes[o];
+          ++stats_.last_run_values_on_device;
+        }
+      }
+      stats_.last_run_host_reads += to_host_any;
+      if (trace_) {
+        std::string names;
+        int64_t bytes = 0;
+        int count = 0;
+        for (size_t o = 0; o < entry.outputs.size(); ++o)
+          if (env_[static_cast<size_t>(entry.outputs[o])].defined() && !env_resident_[static_cast<size_t>(entry.outputs[o])]) {
+            bytes += env_[static_cast<size_t>(entry.outputs[o])].nbytes();
+            if (count++ < 4) names += " '" + source_.value(entry.outputs[o]).name + "'";
+          }
+        std::cerr << "lockstep: run-time shapes:   to the host " << count << " values, " << bytes << " bytes" << names
+                  << (count > 4 ? " ..." : "") << "\n";
       }
       ++stats_.last_run_segments;
     }
@@ -460,7 +532,7 @@ class DynamicExecutable final : public Executable {
     for (int n : entry.host_nodes) {
       const ir::Node& node = source_.nodes[static_cast<size_t>(n)];
       std::vector<Tensor> args;
-      for (ir::ValueId v : node.inputs) args.push_back(v == ir::kNoValue ? Tensor{} : env_[static_cast<size_t>(v)]);
+      for (ir::ValueId v : node.inputs) args.push_back(v == ir::kNoValue ? Tensor{} : host_value(v));
       std::vector<Tensor> out = reference::evaluate_node(source_, node, args);
       for (size_t o = 0; o < node.outputs.size(); ++o) {
         ir::ValueId v = node.outputs[o];
@@ -480,11 +552,15 @@ class DynamicExecutable final : public Executable {
   int64_t cap_ = 0;
   bool trace_ = false;  // LOCKSTEP_TRACE_SHAPES: one line per specialised segment on stderr
   std::vector<char> parameter_reader_;  // per value: read as a parameter input by some node
+  std::vector<char> host_reader_;       // per value: read on the host (see the constructor)
+  bool all_to_host_ = false;            // LOCKSTEP_SEGMENT_VALUES=host
   SegmentCache cache_;
   Stats stats_;
   std::mutex mutex_;
   // The current run's values, per source ValueId.
   std::vector<Tensor> env_;
+  std::vector<std::shared_ptr<const ResidentValue>> env_resident_;  // left on the device by a segment
+  std::vector<Shape> resident_shape_;                               // their shapes, as the probe gave them
   std::vector<DType> env_dtype_;
   std::vector<char> env_const_;
 };

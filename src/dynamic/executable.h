@@ -36,6 +36,13 @@ struct Stats {
   // synchronisation (docs/dynamic-shapes.md "What crosses to the host").
   int64_t last_run_bytes_in = 0;
   int64_t last_run_bytes_out = 0;
+  // Values a segment left in device memory for a later one (Executable::run_resident: what no
+  // host node, parameter or graph output reads), the segments that handed the host anything (on
+  // cuda: the run's host synchronisations), and values the host still had to fetch back (0 on
+  // the voices: host_reader_ in executable.cpp foresees every host read).
+  int last_run_values_on_device = 0;
+  int last_run_host_reads = 0;
+  int last_run_downloads = 0;
   // Where the last run's time went: inside the segments' Executable::run (copies, kernels and
   // the synchronisation included) and in the host nodes; the rest is keys, lookups and copies.
   double last_run_segments_ms = 0;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -157,6 +158,44 @@ TEST(CudaVoice, PiperArchNoiseOnAgreesWithCpuAndReference) {
               << diff::compare(got, cpu).rel_l2 << ", " << got.numel() << " samples, sha256 " << shas.back().substr(0, 16) << "\n";
   }
   EXPECT_EQ(shas.front(), shas.back()) << "lengths A, B, C, A: the two A runs differ";
+}
+
+// Segment values that only other segments read stay in device memory (run_resident): the same
+// bits as every value through the host (LOCKSTEP_SEGMENT_VALUES=host), in eager first runs and in
+// graph replay, nothing fetched back unforeseen, fewer bytes to the host and fewer waits.
+TEST(CudaVoice, SegmentValuesStayOnTheDeviceWithTheHostRoutesBits) {
+  LOCKSTEP_REQUIRE_GPU();
+  Model model = Model::load(arch_model(1));
+  ::setenv("LOCKSTEP_SEGMENT_VALUES", "host", 1);
+  auto via_host = compile(model, "cuda");
+  ::unsetenv("LOCKSTEP_SEGMENT_VALUES");
+  auto resident = compile(model, "cuda");
+  RunOptions seed7;
+  seed7.seed = 7;
+  for (int n : {31, 9, 77, 31}) {
+    for (int round = 0; round < 3; ++round) {  // eager first run, capture, replay
+      SCOPED_TRACE(std::to_string(n) + " phonemes, run " + std::to_string(round));
+      std::vector<Tensor> in = arch_inputs({1, n});
+      in[2] = Tensor::from_vector<float>({3}, {0.667f, 1.0f, 0.8f});
+      const Tensor a = resident->run(in, seed7).at(0).clone();
+      const dynamic::Stats sr = *dynamic::stats(*resident);
+      const Tensor b = via_host->run(in, seed7).at(0).clone();
+      const dynamic::Stats sh = *dynamic::stats(*via_host);
+      EXPECT_TRUE(same_bits(a, b)) << "values kept on the device changed the audio";
+      EXPECT_GT(sr.last_run_values_on_device, 0);
+      EXPECT_EQ(sr.last_run_downloads, 0);
+      EXPECT_EQ(sh.last_run_values_on_device, 0);
+      EXPECT_LT(sr.last_run_bytes_out, sh.last_run_bytes_out);
+      EXPECT_LT(sr.last_run_bytes_in, sh.last_run_bytes_in);
+      EXPECT_LT(sr.last_run_host_reads, sh.last_run_host_reads);
+      if (round == 2)
+        std::cout << "[   NOTE   ] piper_arch_s1 n" << n << ": " << sr.last_run_segments << " segments, "
+                  << sr.last_run_host_reads << " hand the host values (were " << sh.last_run_host_reads << "), "
+                  << sr.last_run_values_on_device << " values stay on the device; bytes to/from the device "
+                  << sr.last_run_bytes_in << "/" << sr.last_run_bytes_out << " (were " << sh.last_run_bytes_in << "/"
+                  << sh.last_run_bytes_out << ")\n";
+    }
+  }
 }
 
 // The real voice (scripts/fetch-voice.sh) on its first sentence, noise off and on: cuda has the

@@ -128,6 +128,8 @@ void CudaExecutable::free_all() noexcept {
   if (kernels_begin_) cudaEventDestroy(kernels_begin_);
   if (kernels_end_) cudaEventDestroy(kernels_end_);
   kernels_begin_ = kernels_end_ = nullptr;
+  if (done_) cudaEventDestroy(done_);
+  done_ = nullptr;
   if (graph_begin_) cudaEventDestroy(graph_begin_);
   if (graph_end_) cudaEventDestroy(graph_end_);
   graph_begin_ = graph_end_ = nullptr;

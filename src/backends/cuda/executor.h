@@ -27,9 +27,14 @@ class CudaExecutable final : public Executable {
                                                          const RunOptions& options) override;
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options) override;
+  // Inputs a CudaExecutable left on this device are copied device to device (after waiting for
+  // their producer's run), outputs kept on the device are not copied, and the host waits only
+  // when some output goes to it (executor_run.cpp).
+  std::vector<RunValue> run_resident(const std::vector<RunValue>& inputs, const std::vector<char>& to_host,
+                                     const RunOptions& options) override;
   const ir::Graph& graph() const override { return graph_; }
   std::string backend_name() const override { return "cuda"; }
-  std::optional<double> last_device_ms() const override { return last_device_ms_; }
+  std::optional<double> last_device_ms() const override;
 
   // Test-only (see testing.h): after `node_name`'s kernels, one kernel writes past its output.
   void plant_out_of_bounds_write(const std::string& node_name);
@@ -58,6 +63,8 @@ class CudaExecutable final : public Executable {
   void fuse_prologues();
   void upload_constants();
   void stage_inputs(const std::vector<Tensor>& inputs);
+  void set_routes(std::vector<const void*> sources, std::vector<char> keep);
+  bool keeps(size_t output) const { return output < routes_.keep.size() && routes_.keep[output]; }
   void enqueue_inputs();   // the inputs, then the run-time state (seed, index faults reset)
   void enqueue_run_state();
   void enqueue_outputs();  // the index fault records, then the outputs
@@ -158,7 +165,19 @@ class CudaExecutable final : public Executable {
   // Event nodes in the run graph around the kernels (after the input copies, before the output
   // copies): last_device_ms().
   cudaEvent_t kernels_begin_ = nullptr, kernels_end_ = nullptr;
-  std::optional<double> last_device_ms_;
+  mutable std::optional<double> last_device_ms_;
+  mutable bool device_ms_pending_ = false;  // the run did not wait: read the events when asked
+
+  // run_resident: per input the device address it is copied from (null: staged from the host),
+  // per output whether it stays on the device. Captured graphs bake them in (graph_routes_).
+  struct Routes {
+    std::vector<const void*> sources;
+    std::vector<char> keep;
+    bool operator==(const Routes&) const = default;
+  };
+  Routes routes_, graph_routes_;
+  cudaEvent_t done_ = nullptr;  // recorded at the end of each run: resident outputs' readers wait on it
+  bool synced_ = true;          // the last run waited for its stream
 };
 
 }  // namespace lockstep::cuda

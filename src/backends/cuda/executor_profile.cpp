@@ -39,6 +39,7 @@ void CudaExecutable::run_profiled() {
     check_cuda(cudaGraphInstantiate(&profile_exec_, profile_graph_, 0), "instantiate profile graph");
   }
   check_cuda(cudaGraphLaunch(profile_exec_, stream_), "launch profile graph");
+  check_cuda(cudaEventRecord(done_, stream_), "run event");
   check_cuda(cudaStreamSynchronize(stream_), "profiled run");
   for (size_t i = 0; i < total; ++i) {
     float ms = 0.0f;

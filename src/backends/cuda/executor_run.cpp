@@ -16,7 +16,57 @@ namespace {
 // for all CUDA executables keeps executor.h untouched (docs/security.md, "Concurrency").
 std::mutex g_run_mutex;
 
+// An output run_resident() left in the producing executable's arena.
+class CudaResident final : public ResidentValue {
+ public:
+  CudaResident(const void* ptr, size_t bytes, DType dtype, Shape shape, cudaEvent_t ready, int device)
+      : ptr_(ptr), bytes_(bytes), dtype_(dtype), shape_(std::move(shape)), ready_(ready), device_(device) {}
+  Tensor download() const override {
+    check_cuda(cudaSetDevice(device_), "select device");
+    check_cuda(cudaEventSynchronize(ready_), "wait for a device value");
+    Tensor t(dtype_, shape_);
+    if (bytes_) check_cuda(cudaMemcpy(t.raw(), ptr_, bytes_, cudaMemcpyDeviceToHost), "copy a device value");
+    return t;
+  }
+  size_t nbytes() const override { return bytes_; }
+  const void* ptr() const { return ptr_; }
+  cudaEvent_t ready() const { return ready_; }
+  int device() const { return device_; }
+
+ private:
+  const void* ptr_;
+  size_t bytes_;
+  DType dtype_;
+  Shape shape_;
+  cudaEvent_t ready_;
+  int device_;
+};
+
 }  // namespace
+
+// A change of routes invalidates the captured graphs (their copies are baked in).
+void CudaExecutable::set_routes(std::vector<const void*> sources, std::vector<char> keep) {
+  routes_ = {std::move(sources), std::move(keep)};
+  if (routes_ == graph_routes_) return;
+  if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+  if (cuda_graph_) cudaGraphDestroy(cuda_graph_);
+  if (profile_exec_) cudaGraphExecDestroy(profile_exec_);
+  if (profile_graph_) cudaGraphDestroy(profile_graph_);
+  graph_exec_ = profile_exec_ = nullptr;
+  cuda_graph_ = profile_graph_ = nullptr;
+  graph_routes_ = routes_;
+}
+
+std::optional<double> CudaExecutable::last_device_ms() const {
+  if (device_ms_pending_) {
+    float ms = 0.0f;
+    check_cuda(cudaEventSynchronize(kernels_end_), "kernel time");
+    check_cuda(cudaEventElapsedTime(&ms, kernels_begin_, kernels_end_), "kernel time");
+    last_device_ms_ = ms;
+    device_ms_pending_ = false;
+  }
+  return last_device_ms_;
+}
 
 void CudaExecutable::stage_inputs(const std::vector<Tensor>& inputs) {
   if (inputs.size() != graph_.inputs.size())
@@ -25,6 +75,7 @@ void CudaExecutable::stage_inputs(const std::vector<Tensor>& inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ir::Value& value = graph_.value(graph_.inputs[i]);
     const Tensor& t = inputs[i];
+    if (i < routes_.sources.size() && routes_.sources[i]) continue;  // copied on the device
     if (!t.defined()) throw Error(ErrorCode::MissingInput, "cuda: input '" + value.name + "' is missing");
     const bool dtype_ok = is_floating(value.dtype) ? is_floating(t.dtype()) : t.dtype() == value.dtype;
     if (!dtype_ok)
@@ -41,7 +92,11 @@ void CudaExecutable::stage_inputs(const std::vector<Tensor>& inputs) {
 void CudaExecutable::enqueue_inputs() {
   for (size_t i = 0; i < graph_.inputs.size(); ++i) {
     const size_t bytes = value_bytes_[static_cast<size_t>(graph_.inputs[i])];
-    if (bytes)
+    const void* source = i < routes_.sources.size() ? routes_.sources[i] : nullptr;
+    if (bytes && source)
+      check_cuda(cudaMemcpyAsync(ctx_->ptr(graph_.inputs[i]), source, bytes, cudaMemcpyDeviceToDevice, stream_),
+                 "copy a device input");
+    else if (bytes)
       check_cuda(cudaMemcpyAsync(ctx_->ptr(graph_.inputs[i]), static_cast<std::byte*>(in_stage_) + in_offsets_[i], bytes,
                                  cudaMemcpyHostToDevice, stream_), "copy input");
   }
@@ -77,7 +132,7 @@ void CudaExecutable::enqueue_outputs() {
   enqueue_faults_out();
   for (size_t i = 0; i < graph_.outputs.size(); ++i) {
     const size_t bytes = value_bytes_[static_cast<size_t>(graph_.outputs[i])];
-    if (bytes)
+    if (bytes && !keeps(i))
       check_cuda(cudaMemcpyAsync(static_cast<std::byte*>(out_stage_) + out_offsets_[i], ctx_->ptr(graph_.outputs[i]), bytes,
                                  cudaMemcpyDeviceToHost, stream_), "copy output");
   }
@@ -92,7 +147,7 @@ void CudaExecutable::copy_outputs_pinned() {
   pinned_out_.assign(n, nullptr);
   for (size_t i = 0; i < n; ++i) {
     const size_t bytes = value_bytes_[static_cast<size_t>(graph_.outputs[i])];
-    if (!bytes) continue;
+    if (!bytes || keeps(i)) continue;
     pinned_out_[i] = out_pools_[i]->take();
     void* dst = pinned_out_[i] ? static_cast<void*>(pinned_out_[i].get()) : static_cast<std::byte*>(out_stage_) + out_offsets_[i];
     check_cuda(cudaMemcpyAsync(dst, ctx_->ptr(graph_.outputs[i]), bytes, cudaMemcpyDeviceToHost, stream_), "copy output");
@@ -145,12 +200,23 @@ void CudaExecutable::run_graph() {
   const auto t0 = clock::now();
   check_cuda(cudaGraphLaunch(graph_exec_, stream_), "launch graph");
   if (pinned_outputs_) copy_outputs_pinned();
+  check_cuda(cudaEventRecord(done_, stream_), "run event");
   const auto t1 = clock::now();
+  // Every output kept on the device (run_resident) and no index faults to read: the next
+  // segment's stream waits on done_, not the host.
+  bool wait = fault_bytes_ || host_times_;
+  for (size_t i = 0; i < graph_.outputs.size() && !wait; ++i) wait = value_bytes_[static_cast<size_t>(graph_.outputs[i])] && !keeps(i);
+  if (!wait) {
+    synced_ = false;
+    device_ms_pending_ = true;
+    return;
+  }
   check_cuda(cudaStreamSynchronize(stream_), "run graph");
   const auto t2 = clock::now();
   float ms = 0.0f;
   check_cuda(cudaEventElapsedTime(&ms, kernels_begin_, kernels_end_), "kernel time");
   last_device_ms_ = ms;
+  device_ms_pending_ = false;
   if (host_times_) {
     float in_ms = 0.0f, out_ms = 0.0f;
     check_cuda(cudaEventElapsedTime(&in_ms, graph_begin_, kernels_begin_), "input copy time");
@@ -222,20 +288,74 @@ void CudaExecutable::run_eager(const RunOptions& options) {
   }
   check_cuda(cudaEventRecord(kernels_end_, stream_), "timing event");
   enqueue_outputs();
+  check_cuda(cudaEventRecord(done_, stream_), "run event");
   check_cuda(cudaStreamSynchronize(stream_), "run");
   float ms = 0.0f;  // with taps or safe mode, host copies and checks fall inside
   check_cuda(cudaEventElapsedTime(&ms, kernels_begin_, kernels_end_), "kernel time");
   last_device_ms_ = ms;
+  device_ms_pending_ = false;
 }
 
 std::vector<Tensor> CudaExecutable::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
   std::lock_guard<std::mutex> lock(g_run_mutex);
+  set_routes(std::vector<const void*>(graph_.inputs.size(), nullptr), std::vector<char>(graph_.outputs.size(), 0));
   return run_locked(inputs, options);
+}
+
+std::vector<RunValue> CudaExecutable::run_resident(const std::vector<RunValue>& inputs, const std::vector<char>& to_host,
+                                                   const RunOptions& options) {
+  std::lock_guard<std::mutex> lock(g_run_mutex);
+  check_cuda(cudaSetDevice(device_), "select device");
+  if (inputs.size() != graph_.inputs.size())
+    throw Error(ErrorCode::MissingInput, "cuda: the model takes " + std::to_string(graph_.inputs.size()) + " inputs, got " +
+                                             std::to_string(inputs.size()));
+  std::vector<Tensor> host(inputs.size());
+  std::vector<const void*> sources(inputs.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].resident) {
+      host[i] = inputs[i].host;
+      continue;
+    }
+    const ir::Value& value = graph_.value(graph_.inputs[i]);
+    const auto* r = dynamic_cast<const CudaResident*>(inputs[i].resident.get());
+    if (!r || r->device() != device_)
+      throw Error(ErrorCode::InvalidArgument, "cuda: input '" + value.name + "' is a device value of another backend or device");
+    const size_t bytes = value_bytes_[static_cast<size_t>(graph_.inputs[i])];
+    if (r->nbytes() != bytes)
+      throw Error(ErrorCode::ShapeMismatch, "cuda: input '" + value.name + "' must be " + std::to_string(bytes) +
+                                                " bytes on the device, the value given holds " + std::to_string(r->nbytes()));
+    sources[i] = r->ptr();
+  }
+  std::vector<char> keep(graph_.outputs.size(), 0);
+  for (size_t o = 0; o < keep.size() && o < to_host.size(); ++o)
+    keep[o] = !to_host[o] && value_bytes_[static_cast<size_t>(graph_.outputs[o])] > 0;
+  if (!synced_) check_cuda(cudaStreamSynchronize(stream_), "the previous run");  // its staging buffer is reused
+  synced_ = true;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (sources[i]) {
+      const auto* r = static_cast<const CudaResident*>(inputs[i].resident.get());
+      check_cuda(cudaStreamWaitEvent(stream_, r->ready(), 0), "wait for an input's producer");
+    }
+  set_routes(std::move(sources), std::move(keep));
+  std::vector<Tensor> outputs = run_locked(host, options);
+  std::vector<RunValue> result;
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    if (!keeps(o)) {
+      result.push_back({std::move(outputs[o]), nullptr});
+      continue;
+    }
+    const ir::ValueId id = graph_.outputs[o];
+    const ir::Value& value = graph_.value(id);
+    result.push_back({Tensor{}, std::make_shared<CudaResident>(ctx_->ptr(id), value_bytes_[static_cast<size_t>(id)],
+                                                               device_dtype(value.dtype), value.shape, done_, device_)});
+  }
+  return result;
 }
 
 std::optional<std::vector<DeviceTensor>> CudaExecutable::run_on_device(const std::vector<Tensor>& inputs,
                                                                        const RunOptions& options) {
   std::lock_guard<std::mutex> lock(g_run_mutex);
+  set_routes(std::vector<const void*>(graph_.inputs.size(), nullptr), std::vector<char>(graph_.outputs.size(), 0));
   run_locked(inputs, options);  // the same run, bit for bit (its host copies are dropped)
   // The arena belongs to the next run: each output gets a buffer of its own.
   std::vector<DeviceTensor> out;
@@ -258,6 +378,9 @@ std::optional<std::vector<DeviceTensor>> CudaExecutable::run_on_device(const std
 
 std::vector<Tensor> CudaExecutable::run_locked(const std::vector<Tensor>& inputs, const RunOptions& options) {
   check_cuda(cudaSetDevice(device_), "select device");
+  if (!synced_) check_cuda(cudaStreamSynchronize(stream_), "the previous run");
+  synced_ = true;
+  if (!done_) check_cuda(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming), "run event");
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   stage_inputs(inputs);  // the previous run synchronized, so the staging buffer is free
@@ -280,6 +403,10 @@ std::vector<Tensor> CudaExecutable::run_locked(const std::vector<Tensor>& inputs
   std::vector<Tensor> outputs;
   for (size_t i = 0; i < graph_.outputs.size(); ++i) {
     const ir::Value& value = graph_.value(graph_.outputs[i]);
+    if (keeps(i)) {  // left in the arena (run_resident)
+      outputs.emplace_back();
+      continue;
+    }
     if (i < pinned_out_.size() && pinned_out_[i]) {  // filled by this run's run_graph() only
       outputs.push_back(Tensor::over(device_dtype(value.dtype), value.shape, std::move(pinned_out_[i])));
       continue;
