@@ -378,6 +378,18 @@ TEST(CudaIndexing, GatherNdScatterNdGatherElementsMatchTheReference) {
   expect_same_values(add, runtime_inputs(many), "ScatterND add 3000 tuples", 1e-4);
   // float32 sums in index order, as the cpu: the same bits.
   EXPECT_TRUE(same_bits(run_cuda(add, runtime_inputs(many))[0], cpu::backend().compile(add, Options{})->run(runtime_inputs(many))[0]));
+  // The spline flows' shape: element tuples [k, 2] into [600, 11], negative indices, 9000 tuples over
+  // 6600 cells so that many repeat (no reduction: the parallel claim path, the last tuple wins).
+  Tensor cells = random_tensor({600, 11}, 41);
+  std::vector<int64_t> at(2 * 9000);
+  for (size_t i = 0; i < 9000; ++i) {
+    at[2 * i] = static_cast<int64_t>((i * 7919) % 600) - (i % 3 == 0 ? 600 : 0);
+    at[2 * i + 1] = static_cast<int64_t>((i * 31) % 11);
+  }
+  std::vector<In> flow{{cells, true}, {i64({9000, 2}, at), true}, {random_tensor({9000}, 42), true}};
+  expect_same_values(node_graph(Op::ScatterND, flow), runtime_inputs(flow), "ScatterND 9000 element tuples, repeated");
+  ir::Graph fg = node_graph(Op::ScatterND, flow);
+  EXPECT_TRUE(same_bits(run_cuda(fg, runtime_inputs(flow))[0], cpu::backend().compile(fg, Options{})->run(runtime_inputs(flow))[0]));
 }
 
 // A bad index at run time: the cpu's error (InvalidArgument naming the node, the op and the

@@ -1,9 +1,10 @@
 // Indexing family (the CPU's indexing.cpp): GatherND, ScatterND, GatherElements, on elements of
 // 1, 4 or 8 bytes with int32 or int64 indices. NonZero has a data-dependent shape: it runs in the
 // run-time shape stage. Every index is checked on the device: a bad one is skipped and recorded
-// (IndexFault, device.h), and the run then fails with the cpu's error. ScatterND is deterministic
-// without atomics: one thread per element of the update slice walks the index tuples in order,
-// so with repeated indices the later tuple wins (reductions combine in index order, as the cpu).
+// (IndexFault, device.h), and the run then fails with the cpu's error. ScatterND is deterministic:
+// with repeated indices the later tuple wins and reductions combine in index order, as the cpu.
+// Reductions walk the tuples in order (one thread per slice element); without a reduction each
+// tuple claims its slot by an integer atomicMax, which is order-independent, then the winners write.
 #include <cstdint>
 #include <cstring>
 
@@ -102,6 +103,30 @@ __global__ void scatter_nd_kernel(NdParams p) {
     }
   }
 }
+
+// ScatterND without a reduction, in parallel: each valid tuple t claims its slot (its offset over
+// the slice) with atomicMax(t + 1), so the slot ends holding the last such tuple in index order
+// whatever the threads' order; the serial walk gave the voices' flows 0.3 ms a node at 600 frames.
+template <class I>
+__global__ void scatter_claim_kernel(NdParams p, unsigned* winner) {
+  for (int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < p.tuples; t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t off;
+    if (tuple_offset<char, I>(p, t, off)) atomicMax(&winner[off / p.slice], static_cast<unsigned>(t + 1));
+  }
+}
+
+template <class T, class I>
+__global__ void scatter_write_kernel(NdParams p, const unsigned* winner) {
+  const int64_t n = p.tuples * p.slice;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t t = i / p.slice, j = i % p.slice;
+    int64_t off;
+    if (tuple_offset<T, I>(p, t, off) && winner[off / p.slice] == static_cast<unsigned>(t + 1))
+      static_cast<T*>(p.out)[off + j] = static_cast<const T*>(p.updates)[i];
+  }
+}
+// Slots (data elements over the slice) the claim array may hold: 4 bytes each, in the scratch.
+constexpr int64_t kMaxClaimSlots = int64_t{1} << 24;
 
 struct ElementsParams {
   int rank = 0;
@@ -225,6 +250,30 @@ void record_scatter_nd(Context& ctx, int node_index, const ir::Node& node, NodeP
   const int slot = ctx.add_index_fault(node_index);
   const ir::ValueId d = node.inputs[0], ix = node.inputs[1], u = node.inputs[2], o = node.outputs[0];
   const Context* c = &ctx;
+  const int64_t slots = p.slice ? num_elements(data.shape) / p.slice : 0;
+  if (p.how == 0 && slots > 0 && slots <= kMaxClaimSlots && p.tuples < (int64_t{1} << 31)) {
+    ctx.need_scratch(static_cast<size_t>(slots) * sizeof(unsigned));
+    program.launches.push_back({"scatter_nd_none_claim", [=](cudaStream_t s) {
+      if (bytes && c->ptr(d) != c->ptr(o))
+        check_cuda(cudaMemcpyAsync(c->ptr(o), c->ptr(d), bytes, cudaMemcpyDeviceToDevice, s), "ScatterND copy");
+      if (p.tuples == 0) return;
+      NdParams q = p;
+      q.idx = c->ptr(ix);
+      q.updates = c->ptr(u);
+      q.out = c->ptr(o);
+      q.fault = c->index_fault(slot);
+      auto* winner = static_cast<unsigned*>(c->scratch());
+      check_cuda(cudaMemsetAsync(winner, 0, static_cast<size_t>(slots) * sizeof(unsigned), s), "ScatterND claims");
+      by_types(device_elem_size(data.dtype), idx64, [&](auto* v, auto* i) {
+        using T = std::remove_pointer_t<decltype(v)>;
+        using I = std::remove_pointer_t<decltype(i)>;
+        scatter_claim_kernel<I><<<grid_for(q.tuples), kBlock, 0, s>>>(q, winner);
+        scatter_write_kernel<T, I><<<grid_for(q.tuples * q.slice), kBlock, 0, s>>>(q, winner);
+      });
+    }});
+    push_fault_fill(ctx, program, slot, ix, idx64, p.m, p.dims);
+    return;
+  }
   program.launches.push_back({"scatter_nd_" + how, [=](cudaStream_t s) {
     if (bytes && c->ptr(d) != c->ptr(o))
       check_cuda(cudaMemcpyAsync(c->ptr(o), c->ptr(d), bytes, cudaMemcpyDeviceToDevice, s), "ScatterND copy");
