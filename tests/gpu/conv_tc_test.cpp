@@ -120,7 +120,6 @@ TEST(CudaConvTc, RoutesOnlyTheMeasuredShapes) {
       {1, 60, 64, 1024, 3, 1, 1, 1, true, nullptr},   // C_in % 8
       {1, 64, 64, 1024, 4, 1, 1, 2, true, nullptr},   // kernel 4
       {1, 64, 64, 1024, 1, 1, 0, 0, true, nullptr},   // kernel 1: opt-in only (mixed at model level)
-      {1, 64, 64, 64, 3, 1, 1, 1, true, nullptr},     // N*T_out below 128
   };
   for (const Case& c : no) {
     ir::Graph h = conv_graph(c, 2, in);
@@ -156,6 +155,12 @@ TEST(CudaConvTc, MatchesFloat64Reference) {
       {1, 192, 192, 345, 5, 1, 2, 2, true, nullptr},     // T_in % 4 = 1 (a voice's flow at 345 frames): 4-byte loads
       {2, 64, 96, 518, 3, 1, 1, 1, false, nullptr},      // T_in % 4 = 2, batch 2: unaligned batch rows too
       {1, 8, 16, 1023, 7, 3, 9, 9, true, nullptr},       // T_in % 4 = 3, 8 channels, dilation 3
+      // Short inputs (no step floor since 2026-12-04): a 1 s sentence's encoder and flows, a word, one step.
+      {1, 192, 768, 87, 3, 1, 1, 1, true, nullptr},      // encoder FFN at 87 phonemes
+      {1, 192, 384, 87, 5, 1, 2, 2, true, nullptr},      // flow WN layer at 87 frames
+      {1, 768, 192, 5, 3, 1, 1, 1, true, nullptr},       // 5 phonemes
+      {1, 192, 192, 1, 5, 1, 2, 2, true, nullptr},       // one step: every tap but the centre is padding
+      {2, 64, 96, 3, 3, 1, 1, 1, false, nullptr},        // batch 2, 3 steps
   };
   // The block tiles these cases take on an H200 (132 SMs): all three kinds are covered.
   using cuda::tc::TileKind;

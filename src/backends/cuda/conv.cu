@@ -290,6 +290,10 @@ void record_conv_forward(Context& ctx, int node_index, NodeProgram& program) {
     record_conv_narrow(ctx, node_index, program);
     return;
   }
+  if (conv_depthwise_eligible(g, node, ctx.precision)) {  // DDSConv: cuDNN's setup cost more than the conv
+    record_conv_depthwise(ctx, node_index, program);
+    return;
+  }
   if (conv_ffma_eligible(g, node, ctx.precision)) {  // 1x1 (and small opt-in convs): bias and epilogue fused
     record_conv_ffma(ctx, node_index, program);
     return;

@@ -29,8 +29,11 @@ namespace {
 // Measured range (H200, probe 2026-11-30): channels 32..512, 1024..262144 steps.
 constexpr int64_t kMinChannels = 32;
 // Split reductions (choose_splits) keep short inputs busy too: the floor went from 1024 to 128
-// output steps when they came in (LOCKSTEP_CUDA_CONV_TC_MIN_STEPS overrides, for measuring).
-constexpr int64_t kMinSteps = 128;
+// output steps when they came in, and to none on 2026-12-04 (H200, Piper medium at 87 frames: the
+// encoder's and flows' convs below 128 steps had stayed on cuDNN, whose per-conv setup made a new
+// length's first call 120-168 ms; on this kernel 84-88 ms, and the cached call 6.99 -> 5.91 ms).
+// LOCKSTEP_CUDA_CONV_TC_MIN_STEPS sets a floor again, for measuring.
+constexpr int64_t kMinSteps = 1;
 // Down to C_in = 8, C_out = 1 (the decoders' last stages and conv_post) unless
 // LOCKSTEP_CUDA_CONV_TC_SMALL=0: H200 2026-11-30, kernel 1.4-4.7x faster than cuDNN FMA on
 // 8/16-channel shapes, seed at 1024 frames 5.37 -> 3.73 ms, low 3.68 -> 3.57, ljs 16.68 -> 16.61.

@@ -12,7 +12,7 @@ namespace lockstep::cuda {
 // dilation, kernel = J * stride with J in 2/3/5/7/11, N*T_out >= 65536 unless LOCKSTEP_CUDA_CONVT_TC
 // is 1 (any size) or 0 (none)) runs as one conv of its stride phases. A Conv: strict fp32, or tf32 with at most 16 channels (weights rounded to TF32), 1-D, group 1, stride 1,
 // constant finite weights, C_in % 8 == 0 (any T_in), kernel 3/5/7/11, C_in >= 8 and C_out >= 1
-// (>= 32 both with LOCKSTEP_CUDA_CONV_TC_SMALL=0), N*T_out >= 128, LOCKSTEP_CUDA_CONV_TC not "0";
+// (>= 32 both with LOCKSTEP_CUDA_CONV_TC_SMALL=0), any N*T_out, LOCKSTEP_CUDA_CONV_TC not "0";
 // LOCKSTEP_CUDA_CONV_TC_K1=1 adds kernel 1 (opt-in). Otherwise `why_not` (if given) says why.
 bool conv_tc_eligible(const ir::Graph& graph, const ir::Node& node, Precision precision, std::string* why_not = nullptr);
 

@@ -64,6 +64,12 @@ bool conv1x1_by_gemm(const ir::Graph& graph, const ir::Node& node, Precision pre
 bool conv_narrow_eligible(const ir::Graph& graph, const ir::Node& node, Precision precision);
 void record_conv_narrow(Context& ctx, int node_index, NodeProgram& program);
 
+// conv_depthwise.cu: a depthwise 1-D Conv (group = C_in, C_out a multiple of C_in; strict fp32 or
+// tf32, computed in fp32) as a direct FMA kernel, bias fused, then the epilogue.
+// LOCKSTEP_CUDA_CONV_DEPTHWISE=0 leaves such convs to cuDNN.
+bool conv_depthwise_eligible(const ir::Graph& graph, const ir::Node& node, Precision precision);
+void record_conv_depthwise(Context& ctx, int node_index, NodeProgram& program);
+
 // conv_ffma.cu: a 1-D Conv (strict fp32, group 1, stride 1, constant weights) as an FFMA implicit
 // GEMM with the bias and up to four epilogue steps in its store. Kernel 1 (the flows' 1x1 convs,
 // which took a cuBLAS SGEMM and a bias kernel; not with LOCKSTEP_CUDA_CONV_TC_K1=1); more taps
