@@ -263,9 +263,16 @@ TEST(CudaConvTc, WeightsPastFp16RangeStayOnCudnn) {
   std::string why;
   EXPECT_FALSE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32, &why));
   EXPECT_EQ(why, "a weight of magnitude 2^15 or more");
-  w.data<float>()[5] = 32767.0f;
-  g.value(g.nodes[0].inputs[1]).constant = w;
+  // New storage: the check is remembered per constant's storage (constants are never written in place).
+  Tensor w2 = w.clone();
+  w2.data<float>()[5] = 32767.0f;
+  g.value(g.nodes[0].inputs[1]).constant = w2;
   EXPECT_TRUE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32, &why)) << why;
+  // Asked again about the same storages: the same answers.
+  g.value(g.nodes[0].inputs[1]).constant = w;
+  EXPECT_FALSE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32));
+  g.value(g.nodes[0].inputs[1]).constant = w2;
+  EXPECT_TRUE(cuda::conv_tc_eligible(g, g.nodes[0], cuda::Precision::kFp32));
 }
 
 TEST(CudaConvTc, NonFiniteWeightsStayOnCudnn) {

@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "backends/channel_consumers.h"
@@ -181,6 +183,38 @@ std::vector<float> virtual_weights(const ir::Node& node, const VirtualConv& v, c
   return out;
 }
 
+// Why a weight constant does not suit the split (nullptr: it does): an infinite weight stays whole
+// in hi with lo = 0 and ah*bl = inf*0 would be NaN where float64 gives +-inf, and the small
+// products run on fp16 (conv_tc_kernel.h), so weights stay inside its range. Remembered per
+// storage while it lives: reading every weight again at each new length cost 0.2-0.5 ms a conv.
+const char* weights_unsuitable(const Tensor& wc) {
+  struct Memo {
+    std::weak_ptr<const std::byte[]> owner;
+    const char* why;
+  };
+  static std::mutex mutex;
+  static std::unordered_map<std::string, Memo> memo;
+  const std::string key = storage_key(wc);
+  const auto owner = wc.storage_owner();
+  auto same = [&](const Memo& m) { return !m.owner.expired() && !m.owner.owner_before(owner) && !owner.owner_before(m.owner); };
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = memo.find(key); it != memo.end() && same(it->second)) return it->second.why;
+  }
+  const Tensor wf = wc.dtype() == DType::Float32 ? wc : wc.to(DType::Float32);
+  const float* w = wf.data<float>();
+  const char* why = nullptr;
+  for (int64_t i = 0; i < wf.numel() && !why; ++i) {
+    if (!std::isfinite(w[i])) why = "non-finite weights";
+    else if (std::fabs(w[i]) >= 32768.0f) why = "a weight of magnitude 2^15 or more";
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  if (memo.size() >= 4096)
+    for (auto it = memo.begin(); it != memo.end();) it = it->second.owner.expired() ? memo.erase(it) : std::next(it);
+  memo[key] = {owner, why};
+  return why;
+}
+
 }  // namespace
 
 bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precision, std::string* why_not) {
@@ -230,15 +264,7 @@ bool conv_tc_eligible(const ir::Graph& g, const ir::Node& node, Precision precis
       tc::split_weight_floats(static_cast<int>(cin), static_cast<int>(cout), static_cast<int>(ks)) >= (size_t{1} << 31) ||
       n > 65535 / tc::kMaxSplits)
     return fail(why_not, "too large for 32-bit indices");
-  // The weight split keeps an infinite weight whole in hi with lo = 0, and ah*bl = inf*0 would be
-  // NaN where float64 gives +-inf: non-finite weights stay on cuDNN.
-  const Tensor wf = wv.constant.dtype() == DType::Float32 ? wv.constant : wv.constant.to(DType::Float32);
-  const float* w = wf.data<float>();
-  for (int64_t i = 0; i < wf.numel(); ++i) {
-    if (!std::isfinite(w[i])) return fail(why_not, "non-finite weights");
-    // The small products run on fp16 (conv_tc_kernel.h): weights stay inside its range.
-    if (std::fabs(w[i]) >= 32768.0f) return fail(why_not, "a weight of magnitude 2^15 or more");
-  }
+  if (const char* why = weights_unsuitable(wv.constant)) return fail(why_not, why);  // they stay on cuDNN
   return true;
 }
 
@@ -317,7 +343,15 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   const size_t partial_bytes =
       cluster ? 0 : tc::split_partial_floats(n, cout, base.t_out, base.splits, base.split_planes) * sizeof(float);
   ctx.need_workspace(partial_bytes);
-  check_cuda(hopper ? wg::prepare(optin) : tc::prepare(optin), "tensor-core conv shared memory opt-in", node.name);
+  {  // 18 (wgmma: 4) cudaFuncSetAttribute calls: once per device and kernel family, not per conv
+    static std::mutex mutex;
+    static std::vector<std::pair<int, bool>> prepared;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (std::find(prepared.begin(), prepared.end(), std::make_pair(device, hopper)) == prepared.end()) {
+      check_cuda(hopper ? wg::prepare(optin) : tc::prepare(optin), "tensor-core conv shared memory opt-in", node.name);
+      prepared.emplace_back(device, hopper);
+    }
+  }
   if (cluster) {
     base.cout = gate_cluster_cout(gp.len);
     gate_clusters.fetch_add(1);

@@ -1,6 +1,8 @@
 #include "backends/cuda/executor.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -350,19 +352,48 @@ void CudaExecutable::lay_out() {
   pinned_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_pinned).count();
 }
 
+// The constants lie close together in the arena: they go up as a few host images of the runs
+// they form (gaps under kGap bytes copied too: nothing else is in the arena yet), not one
+// synchronous copy each (~40 a voice segment).
 void CudaExecutable::upload_constants() {
+  struct Piece {
+    std::byte* dst;
+    const Tensor* src;
+  };
+  std::vector<Tensor> converted;  // to_device_repr copies (float64 constants), alive until copied
+  converted.reserve(graph_.values.size() + ctx_->host_constants_.size());
+  std::vector<Piece> pieces;
   for (size_t v = 0; v < graph_.values.size(); ++v) {
     const ir::Value& value = graph_.values[v];
     if (!value.constant.defined() || !ctx_->value_ptr_[v] || is_shared_constant(static_cast<ir::ValueId>(v))) continue;
-    Tensor t = to_device_repr(value.constant);
+    converted.push_back(to_device_repr(value.constant));
+    const Tensor& t = converted.back();
     if (t.nbytes() != value_bytes_[v])
       throw Error(ErrorCode::Internal, "cuda: constant '" + value.name + "' has " + std::to_string(t.nbytes()) +
                                            " bytes, its value type needs " + std::to_string(value_bytes_[v]));
-    if (t.nbytes()) check_cuda(cudaMemcpy(ctx_->value_ptr_[v], t.raw(), t.nbytes(), cudaMemcpyHostToDevice), "upload constant '" + value.name + "'");
+    if (t.nbytes()) pieces.push_back({static_cast<std::byte*>(ctx_->value_ptr_[v]), &t});
   }
   for (size_t i = 0; i < ctx_->host_constants_.size(); ++i) {
     const Tensor& t = ctx_->host_constants_[i];
-    if (t.nbytes()) check_cuda(cudaMemcpy(ctx_->host_constant_ptr_[i], t.raw(), t.nbytes(), cudaMemcpyHostToDevice), "upload constant");
+    if (t.nbytes()) pieces.push_back({static_cast<std::byte*>(ctx_->host_constant_ptr_[i]), &t});
+  }
+  std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.dst < b.dst; });
+  // Safe mode's gaps hold canaries (lay_out filled them): there only touching constants merge.
+  const size_t kGap = options_.safe ? 0 : size_t{64} << 10;
+  std::vector<std::byte> image;
+  for (size_t first = 0; first < pieces.size();) {
+    size_t last = first;
+    std::byte* end = pieces[first].dst + pieces[first].src->nbytes();
+    while (last + 1 < pieces.size() && pieces[last + 1].dst >= end && pieces[last + 1].dst <= end + kGap) {
+      ++last;
+      end = std::max(end, pieces[last].dst + pieces[last].src->nbytes());
+    }
+    std::byte* base = pieces[first].dst;
+    image.assign(static_cast<size_t>(end - base), std::byte{0});
+    for (size_t k = first; k <= last; ++k)
+      std::memcpy(image.data() + (pieces[k].dst - base), pieces[k].src->raw(), pieces[k].src->nbytes());
+    check_cuda(cudaMemcpy(base, image.data(), image.size(), cudaMemcpyHostToDevice), "upload constants");
+    first = last + 1;
   }
   check_cuda(cudaDeviceSynchronize(), "constant upload");
 }
