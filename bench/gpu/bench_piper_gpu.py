@@ -9,7 +9,7 @@ float64 PyTorch model and peak GPU memory.
 Usage: bench_piper_gpu.py --bin DIR (lockstep_bench) --piper-src DIR (holds piper/train/vits) --work DIR
 Environment: RUNS (20), SECONDS (1,4,12), COMPILE (1: also torch.compile), COMPILE_MODES (default),
 BACKENDS (cuda: also e.g. cuda,vulkan, a table per extra backend)."""
-import argparse, json, os, subprocess, sys, time
+import argparse, json, os, subprocess, sys, threading, time
 
 SAMPLE_RATE = 22050
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,6 +58,34 @@ def cuda_ms(fn, runs):
         times.append(a.elapsed_time(b))
     times.sort()
     return times[len(times) // 2]
+
+
+def device_used_mib():
+    """Memory in use on the GPU (nvidia-smi, every process), MiB; None where it cannot say."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=10).stdout
+        return int(out.split()[0])
+    except Exception:  # noqa: BLE001 - the figure is left out, the benchmark goes on
+        return None
+
+
+def run_sampled(cmd):
+    """subprocess.run(cmd) while sampling the device's memory in use every 0.1 s: the result and the
+    most the device held above what it held just before (this process's own tensors stay put meanwhile),
+    i.e. the child's peak including its CUDA context."""
+    base, peak, done = device_used_mib(), [None], threading.Event()
+    def sample():
+        while not done.is_set():
+            m = device_used_mib()
+            if m is not None: peak[0] = m if peak[0] is None else max(peak[0], m)
+            done.wait(0.1)
+    t = threading.Thread(target=sample); t.start()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=400)
+    finally:
+        done.set(); t.join()
+    return p, (peak[0] - base if base is not None and peak[0] is not None else None)
 
 
 def wall_ms(fn):
@@ -170,9 +198,10 @@ def main():
             cmd = [os.path.join(a.bin, "lockstep_bench"), onnx_path, "--backend", backend, "--warmup", "0",
                    "--runs", str(runs if backend == "cuda" else 3), "--inputs", *files(r["dir"]),
                    "--prime", *files(rows[(r["k"] + 1) % len(rows)]["dir"]), "--ref", f"{r['dir']}/ref64.npy"]
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=400)
+            p, device_mib = run_sampled(cmd)
             ls = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else dict(error=p.stderr[-400:])
             ls["same_length"] = ls.get("output_shape", [0])[-1] == r["samples"]
+            ls["device_mib"] = device_mib
             out["lockstep" if backend == "cuda" else f"lockstep-{backend}"] = ls
             log(json.dumps(dict(sentence=r["k"], peer=f"lockstep-{backend}", **ls)))
             if backend == "cuda":  # the same first call after a near length (only its first_run_ms is used)
@@ -188,8 +217,10 @@ def main():
         "RTF = time / audio; torch: CUDA events; lockstep: host wall clock incl. copies")
     log("first/cached: a new length's first call after another sentence's length (a long sentence after a short one "
         "pays the once-per-process preparation of the kernels only long inputs use); near: after a length 5% shorter")
-    log("| phonemes | audio s | lockstep RTF | first/cached | first/cached (near) | eager RTF | eager/lockstep | compile RTF (best) | compile/lockstep | eager first ms | lockstep first ms | rel L2 lockstep / eager | peak MB eager |")
-    log("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    log("GPU memory: eager's peak_memory_allocated (tensors, MB); lockstep's peak over what the device held before "
+        "its process started (nvidia-smi, MiB: the whole process, its CUDA context, cuDNN/cuBLAS and arenas included)")
+    log("| phonemes | audio s | lockstep RTF | first/cached | first/cached (near) | eager RTF | eager/lockstep | compile RTF (best) | compile/lockstep | eager first ms | lockstep first ms | rel L2 lockstep / eager | peak MB eager | lockstep process MiB |")
+    log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r, out in table:
         audio_ms = r["samples"] / SAMPLE_RATE * 1e3
         ls, e = out["lockstep"], out["eager"]
@@ -202,7 +233,7 @@ def main():
             f"{f(ls['first_after_near_ms'] / lms if lms and ls.get('first_after_near_ms') else None, 2)} | {f(e['ms'] / audio_ms, 4)} | "
             f"{f(e['ms'] / lms if lms else None, 2)} | {f(best / audio_ms if best else None, 4)} | "
             f"{f(best / lms if best and lms else None, 2)} | {f(e['first_ms'], 1)} | {f(ls.get('first_run_ms'), 1)} | "
-            f"{f(ls.get('rel_l2'), 8)} / {f(e.get('rel_l2'), 8)} | {f(e['peak_mb'], 0)} |")
+            f"{f(ls.get('rel_l2'), 8)} / {f(e.get('rel_l2'), 8)} | {f(e['peak_mb'], 0)} | {f(ls.get('device_mib'), 0)} |")
 
 
     others = sorted({k for _, out in table for k in out if k.startswith("lockstep-")})

@@ -101,6 +101,7 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     record_programs();
     phases.mark("programs");
     replan();
+    phases.mark("replan");
     lay_out();
     phases.mark("layout");
     take_views();
