@@ -44,7 +44,7 @@ class ReferenceExecutable : public Executable {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options) override {
     check_inputs(graph_, inputs);
     std::lock_guard<std::mutex> lock(run_mutex_);  // one run at a time, as every backend (docs/security.md)
-    return evaluate(graph_, inputs, options.tap, options.seed);
+    return evaluate(graph_, inputs, options.tap, options.seed, options.fault_for_testing);
   }
   const ir::Graph& graph() const override { return graph_; }
   std::string backend_name() const override { return "reference"; }

@@ -86,7 +86,7 @@ std::vector<Tensor> evaluate_node_as_stored(const ir::Graph& graph, const ir::No
 }
 
 std::vector<Tensor> evaluate(const ir::Graph& graph, const std::vector<Tensor>& inputs,
-                             const TapFn& tap, uint64_t seed) {
+                             const TapFn& tap, uint64_t seed, const FaultFn& alter) {
   if (inputs.size() < graph.inputs.size())
     throw Error(ErrorCode::MissingInput,
                 "input '" + graph.value(graph.inputs[inputs.size()]).name + "' was not provided (" +
@@ -133,6 +133,7 @@ std::vector<Tensor> evaluate(const ir::Graph& graph, const std::vector<Tensor>& 
     std::vector<Tensor> outputs = run_node(graph, node, args, operands, seed);
     for (size_t o = 0; o < outputs.size(); ++o) {
       if (node.outputs[o] == ir::kNoValue) continue;
+      if (alter) alter(node, static_cast<int>(o), outputs[o]);
       if (tap) tap(node, static_cast<int>(o), outputs[o]);
       env[static_cast<size_t>(node.outputs[o])] = std::move(outputs[o]);
     }

@@ -12,8 +12,10 @@ namespace lockstep::reference {
 // Runs the whole graph (epilogues included). Inputs in graph-input order, any floating dtype;
 // floating outputs come back as Float64. `tap` sees every node's outputs (after epilogue).
 // `seed` is the run's seed (RunOptions::seed) for random ops without a `seed` attribute.
+// `alter` (RunOptions::fault_for_testing) may change each node's outputs before anything reads
+// them (the float32 floor of a model: bench/float32_floor.cpp rounds them).
 std::vector<Tensor> evaluate(const ir::Graph& graph, const std::vector<Tensor>& inputs,
-                             const TapFn& tap = {}, uint64_t seed = 0);
+                             const TapFn& tap = {}, uint64_t seed = 0, const FaultFn& alter = {});
 
 // Evaluates one node (and its epilogue) on the given input values (kNoValue inputs are passed as
 // undefined tensors). Used by constant folding. Floating results are Float64. Epilogue operands
