@@ -36,6 +36,7 @@ constexpr int64_t kMinChannels = 32;
 // length's first call 120-168 ms; on this kernel 84-88 ms, and the cached call 6.99 -> 5.91 ms).
 // LOCKSTEP_CUDA_CONV_TC_MIN_STEPS sets a floor again, for measuring.
 constexpr int64_t kMinSteps = 1;
+constexpr int64_t kUnsplitSteps = 128;  // record_conv_tc: shorter convs are not split
 // Down to C_in = 8, C_out = 1 (the decoders' last stages and conv_post) unless
 // LOCKSTEP_CUDA_CONV_TC_SMALL=0: H200 2026-11-30, kernel 1.4-4.7x faster than cuDNN FMA on
 // 8/16-channel shapes, seed at 1024 frames 5.37 -> 3.73 ms, low 3.68 -> 3.57, ljs 16.68 -> 16.61.
@@ -304,7 +305,14 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   int min_taps = tc::kSplitMinTaps;
   if (const char* rule = std::getenv("LOCKSTEP_CUDA_CONV_TC_SPLIT_RULE"); rule && *rule)  // "blocks:taps" (A/B timing)
     std::sscanf(rule, "%ld:%d", &target_blocks, &min_taps);
-  base.splits = env_is("LOCKSTEP_CUDA_CONV_TC_SPLIT", "0") ? 1 : tc::choose_splits(n, cin, cout, base.t_out, ks, tile, target_blocks, min_taps);
+  // Below kUnsplitSteps output steps a conv runs whole (on Hopper: the wgmma kernel). On the joe
+  // voice's 1 s sentence the flows' 49-frame convs split 8 ways put the audio 2.38e-5 / 2.27e-5 from
+  // float64 (noise off / on), unsplit 1.88e-5 / 6.9e-6 (H200, 2026-12-04; the voice multiplies its
+  // decoder's input error ~17x, docs/voices.md). LOCKSTEP_CUDA_CONV_TC_SPLIT_SHORT=1 splits them again.
+  const bool short_whole = n * base.t_out < kUnsplitSteps && !env_is("LOCKSTEP_CUDA_CONV_TC_SPLIT_SHORT", "1");
+  base.splits = env_is("LOCKSTEP_CUDA_CONV_TC_SPLIT", "0") || short_whole
+                    ? 1
+                    : tc::choose_splits(n, cin, cout, base.t_out, ks, tile, target_blocks, min_taps);
   // LOCKSTEP_CUDA_CONV_TC_SPLITS=s: s splits for every conv the 4-warp tile already splits (A/B timing).
   if (const char* forced = std::getenv("LOCKSTEP_CUDA_CONV_TC_SPLITS"); forced && *forced && base.splits > 1)
     base.splits = std::clamp(std::atoi(forced), 1, std::min(tc::kMaxSplits, cin / tc::kChunk));
