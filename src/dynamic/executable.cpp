@@ -9,6 +9,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 
 #include "core/hash.h"
@@ -103,7 +104,8 @@ class DynamicExecutable final : public Executable {
         for (ir::ValueId v : node.inputs)
           if (v != ir::kNoValue) host_reader_[static_cast<size_t>(v)] = 1;
     // LOCKSTEP_SEGMENT_VALUES=host: every segment value crosses the host, as before (A/B, tests).
-    all_to_host_ = std::getenv("LOCKSTEP_SEGMENT_VALUES") && std::string(std::getenv("LOCKSTEP_SEGMENT_VALUES")) == "host";
+    const char* route = std::getenv("LOCKSTEP_SEGMENT_VALUES");
+    all_to_host_ = route && std::string_view(route) == "host";
   }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& run_options) override {
@@ -498,14 +500,17 @@ class DynamicExecutable final : public Executable {
       const auto t0 = std::chrono::steady_clock::now();
       std::vector<RunValue> out = entry.exe->run_resident(in, to_host, run_options);
       stats_.last_run_segments_ms += ms_since(t0);
-      bool to_host_any = false;
+      int to_host_count = 0;
+      int64_t to_host_bytes = 0;
+      std::string to_host_names;  // for the trace: the first four
       for (size_t o = 0; o < entry.outputs.size(); ++o) {
         const size_t v = static_cast<size_t>(entry.outputs[o]);
         RunValue& r = out.at(o);
         env_dtype_[v] = entry.output_dtypes[o];
         if (r.host.defined()) {
-          stats_.last_run_bytes_out += r.host.nbytes();
-          to_host_any = true;
+          to_host_bytes += r.host.nbytes();
+          if (trace_ && to_host_count < 4) to_host_names += " '" + source_.value(entry.outputs[o]).name + "'";
+          ++to_host_count;
           env_[v] = r.host.shape() == entry.output_shapes[o] ? std::move(r.host) : r.host.reshaped(entry.output_shapes[o]);
         } else {
           env_resident_[v] = std::move(r.resident);
@@ -513,19 +518,11 @@ class DynamicExecutable final : public Executable {
           ++stats_.last_run_values_on_device;
         }
       }
-      stats_.last_run_host_reads += to_host_any;
-      if (trace_) {
-        std::string names;
-        int64_t bytes = 0;
-        int count = 0;
-        for (size_t o = 0; o < entry.outputs.size(); ++o)
-          if (env_[static_cast<size_t>(entry.outputs[o])].defined() && !env_resident_[static_cast<size_t>(entry.outputs[o])]) {
-            bytes += env_[static_cast<size_t>(entry.outputs[o])].nbytes();
-            if (count++ < 4) names += " '" + source_.value(entry.outputs[o]).name + "'";
-          }
-        std::cerr << "lockstep: run-time shapes:   to the host " << count << " values, " << bytes << " bytes" << names
-                  << (count > 4 ? " ..." : "") << "\n";
-      }
+      stats_.last_run_bytes_out += to_host_bytes;
+      stats_.last_run_host_reads += to_host_count > 0;
+      if (trace_)
+        std::cerr << "lockstep: run-time shapes:   to the host " << to_host_count << " values, " << to_host_bytes << " bytes"
+                  << to_host_names << (to_host_count > 4 ? " ..." : "") << "\n";
       ++stats_.last_run_segments;
     }
     const auto t_host = std::chrono::steady_clock::now();
