@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> input_paths, prime_paths;
   int threads = 0, runs = 10, warmup = 2;
   std::string precision = "fp32";
+  std::vector<std::string> f64_accumulate;
   app.add_option("model", model_path, "ONNX model")->required();
   app.add_option("--backend", backend, "reference, cpu or cuda");
   app.add_option("--inputs", input_paths, ".npy inputs in graph-input order")->required();
@@ -82,6 +83,8 @@ int main(int argc, char** argv) {
   app.add_option("--precision", precision, "cuda arithmetic: fp32 (strict), tf32, fp16, bf16")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
   int churn = 0;
+  app.add_option("--f64-accumulate", f64_accumulate,
+                 "node-name prefixes whose Conv/MatMul accumulate in float64 ('none': no node; default: the model's)");
   app.add_option("--churn", churn,
                  "a voice (inputs input, input_lengths, scales): after the timed runs, this many calls of random "
                  "lengths (5-200 phonemes cut from the given ids), reporting resident memory and the segment cache");
@@ -93,6 +96,8 @@ int main(int argc, char** argv) {
     lockstep::Options options;
     options.threads = threads;
     options.precision = precision;
+    if (!f64_accumulate.empty())
+      options.f64_accumulate = f64_accumulate == std::vector<std::string>{"none"} ? std::vector<std::string>{} : f64_accumulate;
     auto t0 = clock::now();
     auto model = lockstep::Model::load(model_path);
     auto exe = lockstep::compile(model, backend, options);

@@ -3,7 +3,9 @@
 // plain one. Rounding every node is what a runtime whose every kernel is correctly rounded would
 // give; no float32 runtime can be expected to come closer to float64 than that on this input.
 //   lockstep_float32_floor VOICE.onnx --inputs ids.npy lengths.npy scales.npy [--prefix /dec/]
+#include <cmath>
 #include <cstdio>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -16,13 +18,17 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"float64 reference against the same with chosen nodes' outputs rounded to float32"};
-  std::string model_path, prefix = "/dec/";
+  std::string model_path, prefix = "/dec/", match;
+  int bits = 24;
   std::vector<std::string> input_paths;
   app.add_option("model", model_path, "ONNX model")->required();
   app.add_option("--inputs", input_paths, "input .npy files, in the model's input order")->required();
   app.add_option("--prefix", prefix, "node-name prefix of the part rounded alone (default /dec/: Piper's decoder)");
+  app.add_option("--bits", bits, "round to this many significand bits instead of float32's 24 (a coarser kernel's error)")->check(CLI::Range(2, 24));
+  app.add_option("--match", match, "instead of --prefix: an ECMAScript regex searched in node names");
   CLI11_PARSE(app, argc, argv);
   try {
+    const std::regex pattern(match.empty() ? std::string(".") : match);
     const lockstep::Model model = lockstep::Model::load(model_path);
     std::vector<lockstep::Tensor> inputs;
     for (const auto& p : input_paths) inputs.push_back(lockstep::read_npy(p));
@@ -39,9 +45,16 @@ int main(int argc, char** argv) {
       long rounded = 0;
       lockstep::RunOptions options;
       options.fault_for_testing = [&](const lockstep::ir::Node& node, int, lockstep::Tensor& value) {
-        const bool inside = node.name.rfind(prefix, 0) == 0;
+        const bool inside = match.empty() ? node.name.rfind(prefix, 0) == 0 : std::regex_search(node.name, pattern);
         if (value.dtype() != lockstep::DType::Float64 || !(inside ? m.inside : m.outside)) return;
         value = value.to(lockstep::DType::Float32).to(lockstep::DType::Float64);
+        if (bits < 24)
+          for (int64_t i = 0; i < value.numel(); ++i) {
+            double& x = value.data<double>()[i];
+            int e = 0;
+            const double m = std::frexp(x, &e);
+            x = std::ldexp(std::nearbyint(std::ldexp(m, bits)), e - bits);
+          }
         ++rounded;
       };
       const lockstep::Tensor got = exe->run(inputs, options).at(0);

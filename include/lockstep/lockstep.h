@@ -33,6 +33,10 @@ struct Options {
   // Convolution/matmul arithmetic on cuda: "fp32" (strict IEEE float32), "tf32", "fp16", "bf16"
   // (reduced precision, fast modes; docs/cuda.md). The cpu and reference backends ignore it.
   std::string precision = "fp32";
+  // ONNX node-name prefixes whose Conv and MatMul nodes accumulate in float64 and round once
+  // (cpu; docs/accuracy.md). nullopt: the model's default (default_f64_accumulate: a Piper
+  // voice's text encoder, else none); an empty list: none.
+  std::optional<std::vector<std::string>> f64_accumulate;
   // Internal, set by the run-time shape stage (src/dynamic): host memory that the cpu executables
   // of one dynamic executable's segments share for their arena and workspace, since they run one
   // after another (src/core/host_scratch.h). Null: each executable has its own.
@@ -143,6 +147,9 @@ std::vector<const Backend*> all_backends();  // in that order, available or not
 
 // Binds input shapes and runs the pass pipeline (shape inference, folding, fusion, planning).
 ir::Graph prepare(const Model& model, const Options& options);
+// The node-name prefixes Options::f64_accumulate stands for on `graph` (its default when unset).
+std::vector<std::string> default_f64_accumulate(const ir::Graph& graph);
+std::vector<std::string> resolve_f64_accumulate(const ir::Graph& graph, const Options& options);
 // prepare + backend compile. Throws Error naming the node when the backend cannot run it.
 std::unique_ptr<Executable> compile(const Model& model, std::string_view backend, const Options& options = {});
 

@@ -44,7 +44,7 @@ Options options_from_dict(nb::handle given) {
   if (given.is_none()) return o;
   nb::dict d = nb::borrow<nb::dict>(given);
   static const char* known[] = {"threads", "input_shapes", "opt_bisect_limit", "print_after_all", "fuse",
-                                "observe", "safe", "max_memory", "precision"};
+                                "observe", "safe", "max_memory", "precision", "f64_accumulate"};
   for (auto [key, value] : d) {
     std::string k = nb::cast<std::string>(nb::str(key));
     bool ok = false;
@@ -52,7 +52,7 @@ Options options_from_dict(nb::handle given) {
     if (!ok)
       throw Error(ErrorCode::InvalidArgument,
                   "unknown option '" + k + "' (known: threads, input_shapes, opt_bisect_limit, print_after_all, fuse, "
-                  "observe, safe, max_memory, precision)");
+                  "observe, safe, max_memory, precision, f64_accumulate)");
   }
   o.threads = get_or<int>(d, "threads", 0);
   if (d.contains("input_shapes") && !d["input_shapes"].is_none())
@@ -64,6 +64,9 @@ Options options_from_dict(nb::handle given) {
   o.safe = get_or<bool>(d, "safe", false);
   o.max_memory_bytes = get_or<int64_t>(d, "max_memory", 0);
   o.precision = get_or<std::string>(d, "precision", "fp32");
+  // A list of node-name prefixes ([] for none); absent or None: the model's default.
+  if (d.contains("f64_accumulate") && !d["f64_accumulate"].is_none())
+    o.f64_accumulate = nb::cast<std::vector<std::string>>(d["f64_accumulate"]);
   if (o.threads < 0) throw Error(ErrorCode::InvalidArgument, "threads must be >= 0 (given " + std::to_string(o.threads) + ")");
   if (o.max_memory_bytes < 0) throw Error(ErrorCode::InvalidArgument, "max_memory must be >= 0");
   return o;

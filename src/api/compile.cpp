@@ -2,6 +2,7 @@
 #include "ir/graph.h"
 #include "lockstep/lockstep.h"
 #include "passes/pipeline.h"
+#include "voices/piper.h"
 
 namespace lockstep {
 
@@ -18,7 +19,19 @@ ir::Graph prepare(const Model& model, const Options& options) {
   return graph;
 }
 
-std::unique_ptr<Executable> compile(const Model& model, std::string_view backend_name, const Options& options) {
+std::vector<std::string> default_f64_accumulate(const ir::Graph& graph) {
+  if (voices::is_piper_voice(graph)) return {std::string(voices::kTextEncoderPrefix)};
+  return {};
+}
+
+std::vector<std::string> resolve_f64_accumulate(const ir::Graph& graph, const Options& options) {
+  return options.f64_accumulate ? *options.f64_accumulate : default_f64_accumulate(graph);
+}
+
+std::unique_ptr<Executable> compile(const Model& model, std::string_view backend_name, const Options& given) {
+  // Resolved here, on the whole model: the run-time shape stage's segments no longer look like a voice.
+  Options options = given;
+  options.f64_accumulate = resolve_f64_accumulate(model.graph(), given);
   const Backend* backend = find_backend(backend_name);
   if (!backend)
     throw Error(ErrorCode::InvalidArgument,

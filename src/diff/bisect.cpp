@@ -79,6 +79,8 @@ Bisector::Bisector(const Model& model, std::vector<Tensor> inputs, BisectConfig 
   State& s = *state_;
   s.config = std::move(config);
   s.inputs = std::move(inputs);
+  // Decided on the whole model: the one-node graphs of the local replays are no voice.
+  s.config.options.f64_accumulate = resolve_f64_accumulate(model.graph(), s.config.options);
   const Backend& ref_backend = require_backend(s.config.ref);
   const Backend& calib_backend = require_backend(kCalibrationBackend);
   const Backend& f64_backend = require_backend("reference");

@@ -3,6 +3,7 @@
 // a negative or NaN scale), so that a bad call is an error naming the input and the value.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "ir/graph.h"
@@ -13,6 +14,11 @@ namespace lockstep::voices {
 // Inputs `input` int64 [batch, phonemes], `input_lengths` int64 [batch], `scales` float [3]
 // (optionally `sid` int64 [batch]).
 bool is_piper_voice(const ir::Graph& graph);
+
+// Node-name prefix of a Piper voice's text encoder (PyTorch names nodes by module path). Its
+// float32 errors reach the audio amplified ~100x, so its Conv and MatMul nodes accumulate in
+// float64 by default (Options::f64_accumulate, docs/accuracy.md).
+inline constexpr std::string_view kTextEncoderPrefix = "/enc_p/";
 
 // For a Piper voice: every input_lengths[b] in [1, phonemes]; scales finite, noise_scale and
 // noise_w >= 0, length_scale > 0; sid >= 0. Error(InvalidArgument) naming the input and value.

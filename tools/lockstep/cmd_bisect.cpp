@@ -118,6 +118,7 @@ int cmd_bisect(const BisectArgs& args) {
   config.ref = args.ref;
   config.options.threads = args.common.threads;
   config.options.max_memory_bytes = args.common.max_memory;
+  config.options.f64_accumulate = args.common.f64_accumulate_option();
   config.options.input_shapes = inputs.bind;
   config.tolerance.safety = args.safety;
   config.tolerance.floor = args.floor;

@@ -30,6 +30,7 @@ int cmd_bisect_passes(const BisectPassesArgs& args) {
   config.backend = args.backend;
   config.options.threads = args.common.threads;
   config.options.max_memory_bytes = args.common.max_memory;
+  config.options.f64_accumulate = args.common.f64_accumulate_option();
   config.options.input_shapes = inputs.bind;
   Progress progress(1);
   progress.step("bisecting pass applications on " + args.backend);

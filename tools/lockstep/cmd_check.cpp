@@ -120,6 +120,7 @@ int cmd_check(const CheckArgs& args) {
   Options options;
   options.threads = args.common.threads;
   options.max_memory_bytes = args.common.max_memory;
+  options.f64_accumulate = args.common.f64_accumulate_option();
   options.safe = args.common.safe;
   options.input_shapes = inputs.bind;
   options.precision = args.common.precision;
@@ -174,6 +175,10 @@ int cmd_check(const CheckArgs& args) {
       std::vector<std::string> wargs{"__worker", "--backend", b->name(), "--inputs-npz", inputs_npz, "--anchors",
                                      anchors_file, "--out", dir, "--threads", std::to_string(args.common.threads),
                                      "--precision", options.precision, "--seed", std::to_string(seed)};
+      if (!args.common.f64_accumulate.empty()) {
+        wargs.push_back("--f64-accumulate");
+        wargs.insert(wargs.end(), args.common.f64_accumulate.begin(), args.common.f64_accumulate.end());
+      }
       if (options.safe) wargs.push_back("--safe");
       if (!embedded) wargs.insert(wargs.begin() + 1, args.model);
       int rc = spawn_worker(wargs, dir + "/log.txt");

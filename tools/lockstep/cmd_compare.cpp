@@ -29,6 +29,7 @@ int cmd_compare(const CompareArgs& given) {
   Options options;
   options.threads = args.common.threads;
   options.max_memory_bytes = args.common.max_memory;
+  options.f64_accumulate = args.common.f64_accumulate_option();
   options.safe = args.common.safe;
   options.input_shapes = inputs.bind;
   options.precision = args.common.precision;

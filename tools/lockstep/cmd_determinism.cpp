@@ -111,6 +111,10 @@ int cmd_determinism(const DeterminismArgs& args) {
       if (backend) {
         std::vector<std::string> wargs{"__worker", "--backend", args.backend, "--inputs-npz", inputs_npz, "--anchors",
                                        anchors, "--out", dir, "--threads", std::to_string(args.common.threads)};
+        if (!args.common.f64_accumulate.empty()) {
+          wargs.push_back("--f64-accumulate");
+          wargs.insert(wargs.end(), args.common.f64_accumulate.begin(), args.common.f64_accumulate.end());
+        }
         if (!embedded) wargs.insert(wargs.begin() + 1, args.model);
         diff::SpawnResult r = diff::spawn_command(self, wargs, dir + "/log.txt", kWorkerTimeoutSeconds);
         if (r.exit_code != 0)
@@ -134,6 +138,7 @@ int cmd_determinism(const DeterminismArgs& args) {
     Options options;
     options.threads = args.common.threads;
     options.max_memory_bytes = args.common.max_memory;
+    options.f64_accumulate = args.common.f64_accumulate_option();
     options.input_shapes = inputs.bind;
     // Sizes known only at run time even with these shapes bound (a voice): compile unbound, so
     // that the sequence can churn lengths on the one executable (A1 at length B, then A again).

@@ -45,6 +45,7 @@ int cmd_run(const RunArgs& args) {
   Options options;
   options.threads = args.common.threads;
   options.max_memory_bytes = args.common.max_memory;
+  options.f64_accumulate = args.common.f64_accumulate_option();
   options.safe = args.common.safe;
   options.input_shapes = inputs.bind;
   options.print_after_all = args.print_after_all;

@@ -27,6 +27,14 @@ struct CommonArgs {
   std::string precision = "fp32";  // --precision (run, compare, check): cuda fast modes
   int64_t max_memory = 0;          // --max-memory: cap on the planned arena in bytes; 0 = none
   bool safe = false;               // --safe (run, compare, check): cuda safe mode
+  // --f64-accumulate PREFIX...: node-name prefixes whose Conv/MatMul accumulate in float64; "none"
+  // for no node; not given: the model's default (Options::f64_accumulate).
+  std::vector<std::string> f64_accumulate;
+  std::optional<std::vector<std::string>> f64_accumulate_option() const {
+    if (f64_accumulate.empty()) return std::nullopt;
+    if (f64_accumulate == std::vector<std::string>{"none"}) return std::vector<std::string>{};
+    return f64_accumulate;
+  }
 };
 
 struct RunArgs {
@@ -79,6 +87,7 @@ struct WorkerArgs {
   std::string precision = "fp32";
   bool safe = false;
   uint64_t seed = 0;  // the run seed of the model's random ops
+  std::vector<std::string> f64_accumulate;  // as CommonArgs::f64_accumulate
 };
 
 // `bisect`, `determinism`, `bisect-passes` (cmd_bisect.cpp, cmd_determinism.cpp, cmd_bisect_passes.cpp).

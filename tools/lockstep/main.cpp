@@ -24,6 +24,9 @@ void add_common(CLI::App* cmd, CommonArgs& common) {
   cmd->add_flag("--json", common.json, "machine-readable output on stdout");
   cmd->add_option("--max-memory", common.max_memory, "cap on the planned memory arena in bytes (0 = none)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--f64-accumulate", common.f64_accumulate,
+                  "node-name prefixes whose Conv/MatMul accumulate in float64 on the cpu ('none': no node; default: "
+                  "a Piper voice's text encoder /enc_p/, else none)");
 }
 
 // --precision on run, compare and check: the cuda fast modes (other backends compute as always).
@@ -155,6 +158,7 @@ int main(int argc, char** argv) {
   worker_cmd->add_option("--precision", worker.precision);
   worker_cmd->add_flag("--safe", worker.safe);
   worker_cmd->add_option("--seed", worker.seed);
+  worker_cmd->add_option("--f64-accumulate", worker.f64_accumulate);
 
   try {
     app.parse(argc, argv);

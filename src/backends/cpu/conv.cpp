@@ -16,6 +16,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "backends/cpu/conv1d_geometry.h"
+#include "backends/cpu/conv_f64.h"
 #include "backends/cpu/conv_gemm.h"
 #include "backends/cpu/conv_narrow.h"
 #include "backends/cpu/conv_tiling.h"
@@ -398,6 +399,7 @@ bool conv_can_write_nwc(const ir::Graph& graph, const ir::Node& node) {
 KernelPtr make_conv_kernel(CompileContext& ctx, const ir::Node& node) {
   if (node.inputs.size() < 2 || node.inputs[0] == ir::kNoValue || node.inputs[1] == ir::kNoValue)
     throw Error(ErrorCode::InvalidModel, "cpu: Conv needs data and weights", node.name, ir::op_name(node.op));
+  if (KernelPtr f64 = make_f64_conv(ctx, node)) return f64;
   if (KernelPtr polyphase = make_polyphase_conv_transpose(ctx, node)) return polyphase;
   if (KernelPtr narrow = make_narrow_conv(ctx, node)) return narrow;
   if (KernelPtr winograd = make_winograd_conv(ctx, node)) return winograd;

@@ -132,6 +132,7 @@ class CpuExecutable final : public Executable {
                        .engine = &engine_, .stream = &stream_, .workspace = &workspace_};
     ctx.profile = profile_.enabled() ? &profile_ : nullptr;
     ctx.run_seed = &run_seed_;
+    ctx.f64_prefixes = resolve_f64_accumulate(graph_, options);
     ctx.nwc = choose_nwc(graph_);
     nwc_ = ctx.nwc;
     for (size_t v = 0; v < nvalues; ++v) {

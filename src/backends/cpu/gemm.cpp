@@ -5,11 +5,21 @@
 #if defined(__x86_64__) || defined(_M_X64)
 #include <oneapi/dnnl/dnnl.hpp>
 #define LOCKSTEP_GEMM_ONEDNN 1
-#else
-#include <cblas.h>
 #endif
+#include <cblas.h>
 
 namespace lockstep::cpu {
+
+namespace {
+// OpenBLAS's own threads would oversubscribe the OpenMP ones that call it.
+void openblas_single_thread() {
+  static const bool single = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)single;
+}
+}  // namespace
 
 void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
@@ -23,16 +33,19 @@ void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
   const dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   if (st != dnnl_success) throw Error(ErrorCode::Internal, "cpu: dnnl_sgemm failed");
 #else
-  // OpenBLAS's own threads would oversubscribe the OpenMP ones that call it.
-  static const bool single = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)single;
+  openblas_single_thread();
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
               static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta,
               c, static_cast<int>(ldc));
 #endif
+}
+
+void dgemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
+           double* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  openblas_single_thread();
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0,
+              a, static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
 
 const char* sgemm_implementation() {

@@ -28,6 +28,12 @@ std::vector<int64_t> broadcast_strides(const Shape& operand, const Shape& out) {
   return result;
 }
 
+bool CompileContext::accumulates_f64(const ir::Node& node) const {
+  for (const std::string& prefix : f64_prefixes)
+    if (node.name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
 Shape CompileContext::view_shape(const ir::Node& node, ir::ValueId id) const {
   const bool channels_last = !node.outputs.empty() && is_nwc(node.outputs[0]);
   return channels_last ? nwc_view(value(id).shape) : value(id).shape;

@@ -48,6 +48,10 @@ struct CompileContext {
   std::vector<char> view{};    // per ValueId: a Slice output addressed inside its input (views.h)
   std::vector<int64_t> pitch{};  // per ValueId: elements between a strided view's stored rows; 0 dense
   const uint64_t* run_seed = nullptr;  // the current run's RunOptions::seed (random kernels read it in run())
+  std::vector<std::string> f64_prefixes{};  // Options::f64_accumulate, resolved
+
+  // Whether `node` (a Conv or MatMul) accumulates in float64: its name starts with one of the prefixes.
+  bool accumulates_f64(const ir::Node& node) const;
 
   bool is_nwc(ir::ValueId id) const { return id != ir::kNoValue && static_cast<size_t>(id) < nwc.size() && nwc[static_cast<size_t>(id)]; }
   // The shape `node` addresses value `id` by: the channels-last view when the node's output is

@@ -1,7 +1,11 @@
-// MatMul and Gemm through gemm.h's sgemm (oneDNN or OpenBLAS; deterministic for a fixed thread count);
+// MatMul and Gemm through gemm.h's sgemm (oneDNN or OpenBLAS; deterministic for a fixed thread count),
+// MatMul in float64 where Options::f64_accumulate asks (gemm.h's dgemm);
 // Softmax as plain loops.
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/gemm.h"
@@ -45,24 +49,52 @@ class MatMulKernel final : public Kernel {
     a_ = ctx.fptr(node.inputs[0]);
     b_ = ctx.fptr(node.inputs[1]);
     y_ = ctx.fptr(node.outputs[0]);
+    if (ctx.accumulates_f64(node)) {
+      f64_threads_ = std::max(1, ctx.threads);
+      per_thread_ = static_cast<size_t>(m_ * k_ + k_ * n_ + m_ * n_);
+      ctx.workspace_bytes = std::max(ctx.workspace_bytes, per_thread_ * sizeof(double) * static_cast<size_t>(f64_threads_));
+    }
   }
 
-  std::string implementation() const override { return sgemm_implementation(); }
+  void bind_workspace(std::byte* base) override { scratch_ = reinterpret_cast<double*>(base); }
+  std::string implementation() const override { return f64_threads_ ? "lockstep:f64-matmul" : sgemm_implementation(); }
   void run() override {
+    if (f64_threads_) {
+      // Options::f64_accumulate: each product whole in float64 on one thread, rounded once.
+#pragma omp parallel for schedule(static) num_threads(f64_threads_)
+      for (int64_t bi = 0; bi < batches_; ++bi) run_f64(bi, scratch_ + static_cast<size_t>(omp_get_thread_num()) * per_thread_);
+      return;
+    }
     for (int64_t bi = 0; bi < batches_; ++bi) {
-      int64_t ao = 0, bo = 0, rest = bi;
-      for (size_t d = batch_shape_.size(); d-- > 0;) {
-        int64_t idx = rest % batch_shape_[d];
-        rest /= batch_shape_[d];
-        ao += idx * a_strides_[d];
-        bo += idx * b_strides_[d];
-      }
+      const auto [ao, bo] = operand_offsets(bi);
       sgemm(false, false, m_, n_, k_, 1.0f, a_ + ao * m_ * k_, k_, b_ + bo * k_ * n_, n_, 0.0f, y_ + bi * m_ * n_, n_);
     }
   }
 
  private:
+  std::pair<int64_t, int64_t> operand_offsets(int64_t bi) const {
+    int64_t ao = 0, bo = 0, rest = bi;
+    for (size_t d = batch_shape_.size(); d-- > 0;) {
+      int64_t idx = rest % batch_shape_[d];
+      rest /= batch_shape_[d];
+      ao += idx * a_strides_[d];
+      bo += idx * b_strides_[d];
+    }
+    return {ao, bo};
+  }
+  void run_f64(int64_t bi, double* scratch) const {
+    const auto [ao, bo] = operand_offsets(bi);
+    double *a = scratch, *b = a + m_ * k_, *y = b + k_ * n_;
+    std::copy(a_ + ao * m_ * k_, a_ + (ao + 1) * m_ * k_, a);
+    std::copy(b_ + bo * k_ * n_, b_ + (bo + 1) * k_ * n_, b);
+    dgemm(m_, n_, k_, a, k_, b, n_, 0.0, y, n_);
+    std::copy(y, y + m_ * n_, y_ + bi * m_ * n_);
+  }
+
   int64_t m_ = 0, n_ = 0, k_ = 0, batches_ = 1;
+  int f64_threads_ = 0;    // > 0: float64 accumulation (Options::f64_accumulate)
+  size_t per_thread_ = 0;  // doubles of scratch per thread
+  double* scratch_ = nullptr;
   Shape batch_shape_;
   std::vector<int64_t> a_strides_, b_strides_;
   const float *a_ = nullptr, *b_ = nullptr;

@@ -1,0 +1,123 @@
+// Each block of kBlock output positions: the input rows it reads copied to float64 (channels
+// last, zeros for the padding), then one dgemm per tap, [positions x ci] x [ci x co], summed
+// onto the bias, rounded once. Blocks are fixed, so an output's sum never depends on the
+// thread count.
+#include "backends/cpu/conv_f64.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "backends/cpu/conv1d_geometry.h"
+#include "backends/cpu/epilogue.h"
+#include "backends/cpu/gemm.h"
+#include "core/hash.h"
+#include "core/shared_by_key.h"
+
+namespace lockstep::cpu {
+
+namespace {
+
+// Output positions x output channels per work item: what one dgemm per tap computes.
+constexpr int64_t kBlock = 128, kPanel = 128;
+
+struct F64Weights {
+  std::vector<double> taps;  // [t][ci][co]
+  std::vector<double> bias;  // [co], zeros without one
+};
+
+class F64ConvKernel final : public Kernel {
+ public:
+  F64ConvKernel(CompileContext& ctx, const ir::Node& node, const PlainConv1d& c)
+      : c_(c), threads_(std::max(1, ctx.threads)), epilogue_(ctx, node), x_(ctx.fptr(node.inputs[0])),
+        y_(ctx.fptr(node.outputs[0])), x_nwc_(ctx.is_nwc(node.inputs[0])), y_nwc_(ctx.is_nwc(node.outputs[0])) {
+    const float* w = ctx.fptr(node.inputs[1]);
+    const float* b = node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue ? ctx.fptr(node.inputs[2]) : nullptr;
+    const size_t w_bytes = static_cast<size_t>(c.co * c.ci * c.k) * sizeof(float);
+    const std::string key = sha256_of_constant(w, w_bytes) + "/" +
+                            (b ? sha256_of_constant(b, static_cast<size_t>(c.co) * sizeof(float)) : std::string("-")) +
+                            "/" + std::to_string(c.co) + "x" + std::to_string(c.ci) + "x" + std::to_string(c.k);
+    weights_ = shared_by_key<F64Weights>(key, [&] {
+      auto out = std::make_shared<F64Weights>();
+      out->taps.resize(static_cast<size_t>(c.k * c.ci * c.co));
+      for (int64_t o = 0; o < c.co; ++o)
+        for (int64_t i = 0; i < c.ci; ++i)
+          for (int64_t t = 0; t < c.k; ++t)
+            out->taps[static_cast<size_t>((t * c.ci + i) * c.co + o)] = w[(o * c.ci + i) * c.k + t];
+      out->bias.assign(static_cast<size_t>(c.co), 0.0);
+      if (b) std::copy(b, b + c.co, out->bias.begin());
+      return out;
+    });
+    window_rows_ = kBlock + (c.k - 1) * c.dilation;
+    per_thread_ = static_cast<size_t>(window_rows_ * c.ci + kBlock * kPanel);
+    ctx.workspace_bytes = std::max(ctx.workspace_bytes, per_thread_ * sizeof(double) * static_cast<size_t>(threads_));
+  }
+  void bind_workspace(std::byte* base) override { scratch_ = reinterpret_cast<double*>(base); }
+  std::string implementation() const override { return "lockstep:f64-conv"; }
+
+  void run() override {
+    const int64_t blocks = (c_.w_out + kBlock - 1) / kBlock, panels = (c_.co + kPanel - 1) / kPanel;
+    const int64_t items = c_.n * blocks * panels;
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (int64_t item = 0; item < items; ++item)
+      block(item / (blocks * panels), item / panels % blocks * kBlock, item % panels * kPanel,
+            scratch_ + static_cast<size_t>(omp_get_thread_num()) * per_thread_);
+    epilogue_.apply_all(y_);
+  }
+
+ private:
+  // Outputs [p0, p0 + kBlock) x channels [o0, o0 + kPanel) of batch item n.
+  void block(int64_t n, int64_t p0, int64_t o0, double* scratch) const {
+    const int64_t o1 = std::min(c_.co, o0 + kPanel), width = o1 - o0;
+    const int64_t p1 = std::min(c_.w_out, p0 + kBlock), rows = p1 - p0 + (c_.k - 1) * c_.dilation;
+    double* window = scratch;  // input rows p0 - pad_begin .. , channels last
+    double* acc = scratch + window_rows_ * c_.ci;
+    const float* xn = x_ + n * c_.ci * c_.w_in;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t at = p0 - c_.pad_begin + r;
+      double* row = window + r * c_.ci;
+      if (at < 0 || at >= c_.w_in) {
+        std::fill(row, row + c_.ci, 0.0);
+      } else if (x_nwc_) {
+        std::copy(xn + at * c_.ci, xn + (at + 1) * c_.ci, row);
+      } else {
+        for (int64_t i = 0; i < c_.ci; ++i) row[i] = xn[i * c_.w_in + at];
+      }
+    }
+    const F64Weights& w = *weights_;
+    for (int64_t p = 0; p < p1 - p0; ++p) std::copy(w.bias.begin() + o0, w.bias.begin() + o1, acc + p * width);
+    for (int64_t t = 0; t < c_.k; ++t)
+      dgemm(p1 - p0, width, c_.ci, window + t * c_.dilation * c_.ci, c_.ci, w.taps.data() + t * c_.ci * c_.co + o0, c_.co,
+            1.0, acc, width);
+    float* yn = y_ + n * c_.co * c_.w_out;
+    for (int64_t p = p0; p < p1; ++p)
+      for (int64_t o = o0; o < o1; ++o) {
+        const float v = static_cast<float>(acc[(p - p0) * width + o - o0]);
+        if (y_nwc_) yn[p * c_.co + o] = v;
+        else yn[o * c_.w_out + p] = v;
+      }
+  }
+
+  PlainConv1d c_;
+  int threads_;
+  Epilogue epilogue_;
+  std::shared_ptr<const F64Weights> weights_;
+  const float* x_;
+  float* y_;
+  bool x_nwc_, y_nwc_;
+  int64_t window_rows_ = 0;
+  size_t per_thread_ = 0;  // doubles of scratch per thread
+  double* scratch_ = nullptr;
+};
+
+}  // namespace
+
+KernelPtr make_f64_conv(CompileContext& ctx, const ir::Node& node) {
+  if (!ctx.accumulates_f64(node)) return nullptr;
+  const std::optional<PlainConv1d> conv = plain_conv1d(ctx, node);
+  if (!conv || conv->pad_end < 0 || conv->w_out < 1) return nullptr;
+  return std::make_unique<F64ConvKernel>(ctx, node, *conv);
+}
+
+}  // namespace lockstep::cpu

@@ -1,0 +1,109 @@
+// Options::f64_accumulate (conv_f64.h, MatMul): the chosen Conv and MatMul nodes accumulate in
+// float64 and round once, so they sit at float32's rounding of the float64 reference, not at
+// float32 accumulation's error; planar and channels-last operands, pads, dilation, bias, an
+// epilogue, lengths across the 128-position blocks; the same bits at any thread count; nodes
+// outside the prefixes keep float32; a Piper voice's default names its text encoder.
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+#include "backends/cpu/cpu_test_util.h"
+#include "diff/metrics.h"
+#include "support/graph_check.h"
+#include "voices/piper.h"
+
+namespace lockstep::cpu_test {
+namespace {
+
+using ir::Op;
+
+// Rounding a float64 result to float32 once is ~3e-8 rel L2 for these values; float32
+// accumulation over these 576-1920-term sums measured 1e-7 to 3e-7.
+constexpr double kF64RelL2 = 6e-8;
+
+ir::Graph encoder_like(int64_t t, uint32_t seed) {
+  ir::Graph g;
+  test::GraphBuilder b(g);
+  auto weights = [&](const char* name, Shape s, uint32_t k) {
+    return b.value(name, s, random_tensor(s, seed + k, DType::Float32, -0.3f, 0.3f));
+  };
+  ir::ValueId x = b.value("x", {1, 192, t});
+  g.inputs = {x};
+  ir::ValueId h = b.value("h", {1, 384, t});
+  ir::Node a = b.node(Op::Conv, "/enc/conv_a", {x, weights("wa", {384, 192, 3}, 1), weights("ba", {384}, 2)}, h);
+  a.attrs.set("pads", std::vector<int64_t>{1, 1});
+  a.epilogue = {{Op::Relu, ir::kNoValue, false, 0, "relu"}};
+  g.nodes.push_back(a);
+  ir::ValueId y = b.value("y", {1, 192, t});
+  ir::Node c = b.node(Op::Conv, "/enc/conv_b", {h, weights("wb", {192, 384, 5}, 3)}, y);
+  c.attrs.set("pads", std::vector<int64_t>{4, 4});
+  c.attrs.set("dilations", std::vector<int64_t>{2});
+  g.nodes.push_back(c);
+  // Attention-like products: [1, 192, t] seen as [2, 96, t]; scores [2, t, t] = q^T k.
+  ir::ValueId heads = b.value("heads", {2, 96, t});
+  ir::Node r = b.node(Op::Reshape, "/enc/heads", {y, b.ints("hs", {2, 96, t})}, heads);
+  g.nodes.push_back(r);
+  ir::ValueId qt = b.value("qt", {2, t, 96});
+  ir::Node tr = b.node(Op::Transpose, "/enc/qt", {heads}, qt);
+  tr.attrs.set("perm", std::vector<int64_t>{0, 2, 1});
+  g.nodes.push_back(tr);
+  ir::ValueId scores = b.value("scores", {2, t, t});
+  g.nodes.push_back(b.node(Op::MatMul, "/enc/scores", {qt, heads}, scores));
+  // Outside the prefix: float32 as always.
+  ir::ValueId out = b.value("out", {1, 192, t});
+  g.nodes.push_back(b.node(Op::Conv, "/dec/conv", {y, weights("wd", {192, 192, 1}, 4)}, out));
+  g.outputs = {scores, out};
+  return g;
+}
+
+TEST(CpuF64Accumulate, ChosenConvsAndMatMulsRoundOnceWithTheSameBitsAtAnyThreadCount) {
+  uint32_t seed = 1200;
+  for (int64_t t : {1, 7, 130, 300}) {
+    const ir::Graph g = encoder_like(t, seed += 10);
+    const std::vector<Tensor> inputs = {random_tensor({1, 192, t}, seed)};
+    const std::vector<Tensor> want = reference::evaluate(g, inputs);
+    std::vector<Tensor> first;
+    for (int threads : {1, 2, 3}) {
+      const std::string at = "t " + std::to_string(t) + " threads " + std::to_string(threads);
+      Options o;
+      o.threads = threads;
+      o.f64_accumulate = std::vector<std::string>{"/enc/"};
+      auto exe = cpu::backend().compile(g, o);
+      const std::vector<std::string> impl = exe->kernel_implementations();
+      int f64_kernels = 0;
+      for (const std::string& name : impl) f64_kernels += name.rfind("lockstep:f64-", 0) == 0;
+      EXPECT_EQ(f64_kernels, 3) << at << ": conv_a, conv_b and the scores in float64, /dec/conv not";
+      std::vector<Tensor> got = exe->run(inputs);
+      const double scores = diff::compare(got[0], want[0]).rel_l2;
+      EXPECT_LE(scores, kF64RelL2) << at << ": the scores (and the two convs before them)";
+      expect_outputs_match({got[1]}, {want[1]}, 192 + 24, at + ": /dec/conv in float32", kCpuRelL2, kCpuAbsPerTerm);
+      if (first.empty()) first = got;
+      else
+        EXPECT_TRUE(test::same_bits(first, got)) << at << ": bits differ from 1 thread";
+      if (threads == 2) {
+        Options f32 = o;
+        f32.f64_accumulate = std::vector<std::string>{};
+        const double plain = diff::compare(cpu::backend().compile(g, f32)->run(inputs)[0], want[0]).rel_l2;
+        std::cout << "[   NOTE   ] t " << t << ": scores rel L2 from float64 " << scores << " accumulated in float64, "
+                  << plain << " in float32\n";
+      }
+    }
+  }
+}
+
+TEST(CpuF64Accumulate, APiperVoiceDefaultsToItsTextEncoder) {
+  ir::Graph voice;
+  test::GraphBuilder b(voice);
+  voice.inputs = {b.value("input", {1, 5}), b.value("input_lengths", {1}), b.value("scales", {3})};
+  voice.values[static_cast<size_t>(voice.inputs[0])].dtype = DType::Int64;
+  voice.values[static_cast<size_t>(voice.inputs[1])].dtype = DType::Int64;
+  ASSERT_TRUE(voices::is_piper_voice(voice)) << "the stand-in should look like a voice";
+  EXPECT_EQ(default_f64_accumulate(voice), std::vector<std::string>{"/enc_p/"});
+  Options none;
+  none.f64_accumulate = std::vector<std::string>{};
+  EXPECT_TRUE(resolve_f64_accumulate(voice, none).empty()) << "an explicit empty list turns it off";
+  EXPECT_TRUE(default_f64_accumulate(encoder_like(4, 1)).empty()) << "other models: float32 unless asked";
+}
+
+}  // namespace
+}  // namespace lockstep::cpu_test
