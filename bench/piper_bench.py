@@ -64,6 +64,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--f64-accumulate", nargs="+", default=None,
+                    help="passed to lockstep_bench (e.g. none: the text encoder in float32 too)")
     args = ap.parse_args()
     sentences = json.load(open(os.path.join(ROOT, "tests/fixtures/piper/sentences.json"), encoding="utf-8"))["sentences"]
     tmp = tempfile.mkdtemp(prefix="piper_bench_")
@@ -76,7 +78,8 @@ def main():
             prime = f"{tmp}/{(k + 1) % len(sentences)}"  # another length first: k's first call is a miss in a warm process
             ls = json.loads(subprocess.run(
                 [args.lockstep_bench, args.voice, "--backend", "cpu", "--threads", str(args.threads), "--warmup", "0",
-                 "--runs", str(args.runs), "--inputs", *files(f"{tmp}/{k}"), "--prime", *files(prime)],
+                 "--runs", str(args.runs), "--inputs", *files(f"{tmp}/{k}"), "--prime", *files(prime),
+                 *(["--f64-accumulate", *args.f64_accumulate] if args.f64_accumulate else [])],
                 check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
             prev_ls, prev_ort = found.get(k, (None, {}))
             ort_rows = {}

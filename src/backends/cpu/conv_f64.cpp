@@ -1,7 +1,11 @@
-// Each block of kBlock output positions: the input rows it reads copied to float64 (channels
-// last, zeros for the padding), then one dgemm per tap, [positions x ci] x [ci x co], summed
-// onto the bias, rounded once. Blocks are fixed, so an output's sum never depends on the
-// thread count.
+// Work items of kBlock output positions x kPanel output channels. Each copies the input rows it
+// reads to float64 (channels last, zeros for the padding), then either
+//  - direct: one dgemm per tap, [positions x ci] x [ci x co], summed onto the bias; or
+//  - k = 3, undilated: Winograd F(4,3) in float64 (points 0, 1, -1, 2, -2, inf): the input
+//    transform, six dgemms [tiles x ci] x [ci x co] against the transformed weights, the output
+//    transform — half the direct products; float64 carries the transforms' rounding (the
+//    float32 kernel's 3x, conv_winograd.h) far below the one rounding to float32 at the end.
+// Items are fixed, so an output's arithmetic never depends on the thread count.
 #include "backends/cpu/conv_f64.h"
 
 #include <omp.h>
@@ -19,42 +23,56 @@ namespace lockstep::cpu {
 
 namespace {
 
-// Output positions x output channels per work item: what one dgemm per tap computes.
 constexpr int64_t kBlock = 128, kPanel = 128;
+constexpr int64_t kTile = 4, kPoints = 6, kTiles = kBlock / kTile;
+
+// F(4,3): y = A^T [(G g) . (B^T d)] over a 6-sample window d of each 4-output tile.
+constexpr double kBT[kPoints][kPoints] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
+                                          {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+constexpr double kG[kPoints][3] = {{1.0 / 4, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                   {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+constexpr double kAT[kTile][kPoints] = {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
 
 struct F64Weights {
-  std::vector<double> taps;  // [t][ci][co]
+  std::vector<double> taps;  // direct: [t][ci][co]; Winograd: [point][ci][co]
   std::vector<double> bias;  // [co], zeros without one
 };
 
 class F64ConvKernel final : public Kernel {
  public:
   F64ConvKernel(CompileContext& ctx, const ir::Node& node, const PlainConv1d& c)
-      : c_(c), threads_(std::max(1, ctx.threads)), epilogue_(ctx, node), x_(ctx.fptr(node.inputs[0])),
-        y_(ctx.fptr(node.outputs[0])), x_nwc_(ctx.is_nwc(node.inputs[0])), y_nwc_(ctx.is_nwc(node.outputs[0])) {
+      : c_(c), winograd_(c.k == 3 && c.dilation == 1), threads_(std::max(1, ctx.threads)), epilogue_(ctx, node),
+        x_(ctx.fptr(node.inputs[0])), y_(ctx.fptr(node.outputs[0])), x_nwc_(ctx.is_nwc(node.inputs[0])),
+        y_nwc_(ctx.is_nwc(node.outputs[0])) {
     const float* w = ctx.fptr(node.inputs[1]);
     const float* b = node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue ? ctx.fptr(node.inputs[2]) : nullptr;
     const size_t w_bytes = static_cast<size_t>(c.co * c.ci * c.k) * sizeof(float);
     const std::string key = sha256_of_constant(w, w_bytes) + "/" +
                             (b ? sha256_of_constant(b, static_cast<size_t>(c.co) * sizeof(float)) : std::string("-")) +
-                            "/" + std::to_string(c.co) + "x" + std::to_string(c.ci) + "x" + std::to_string(c.k);
+                            "/" + std::to_string(c.co) + "x" + std::to_string(c.ci) + "x" + std::to_string(c.k) +
+                            (winograd_ ? "/f43" : "/direct");
     weights_ = shared_by_key<F64Weights>(key, [&] {
       auto out = std::make_shared<F64Weights>();
-      out->taps.resize(static_cast<size_t>(c.k * c.ci * c.co));
+      const int64_t planes = winograd_ ? kPoints : c.k;
+      out->taps.assign(static_cast<size_t>(planes * c.ci * c.co), 0.0);
       for (int64_t o = 0; o < c.co; ++o)
-        for (int64_t i = 0; i < c.ci; ++i)
-          for (int64_t t = 0; t < c.k; ++t)
-            out->taps[static_cast<size_t>((t * c.ci + i) * c.co + o)] = w[(o * c.ci + i) * c.k + t];
+        for (int64_t i = 0; i < c.ci; ++i) {
+          const float* g = w + (o * c.ci + i) * c.k;
+          for (int64_t q = 0; q < planes; ++q)
+            out->taps[static_cast<size_t>((q * c.ci + i) * c.co + o)] =
+                winograd_ ? kG[q][0] * g[0] + kG[q][1] * g[1] + kG[q][2] * g[2] : static_cast<double>(g[q]);
+        }
       out->bias.assign(static_cast<size_t>(c.co), 0.0);
       if (b) std::copy(b, b + c.co, out->bias.begin());
       return out;
     });
-    window_rows_ = kBlock + (c.k - 1) * c.dilation;
+    window_rows_ = kBlock + (c.k - 1) * c.dilation + (winograd_ ? kTile : 0);  // whole last tile
     per_thread_ = static_cast<size_t>(window_rows_ * c.ci + kBlock * kPanel);
+    if (winograd_) per_thread_ += static_cast<size_t>(kPoints * kTiles * (c.ci + kPanel));
     ctx.workspace_bytes = std::max(ctx.workspace_bytes, per_thread_ * sizeof(double) * static_cast<size_t>(threads_));
   }
   void bind_workspace(std::byte* base) override { scratch_ = reinterpret_cast<double*>(base); }
-  std::string implementation() const override { return "lockstep:f64-conv"; }
+  std::string implementation() const override { return winograd_ ? "lockstep:f64-conv:winograd" : "lockstep:f64-conv"; }
 
   void run() override {
     const int64_t blocks = (c_.w_out + kBlock - 1) / kBlock, panels = (c_.co + kPanel - 1) / kPanel;
@@ -70,9 +88,57 @@ class F64ConvKernel final : public Kernel {
   // Outputs [p0, p0 + kBlock) x channels [o0, o0 + kPanel) of batch item n.
   void block(int64_t n, int64_t p0, int64_t o0, double* scratch) const {
     const int64_t o1 = std::min(c_.co, o0 + kPanel), width = o1 - o0;
-    const int64_t p1 = std::min(c_.w_out, p0 + kBlock), rows = p1 - p0 + (c_.k - 1) * c_.dilation;
-    double* window = scratch;  // input rows p0 - pad_begin .. , channels last
-    double* acc = scratch + window_rows_ * c_.ci;
+    const int64_t p1 = std::min(c_.w_out, p0 + kBlock), count = p1 - p0;
+    const int64_t tiles = (count + kTile - 1) / kTile;
+    const int64_t rows = (winograd_ ? tiles * kTile : count) + (c_.k - 1) * c_.dilation;
+    double* window = scratch;  // input rows from p0 - pad_begin, channels last
+    double* acc = window + window_rows_ * c_.ci;  // [positions][width]
+    fill_window(n, p0, rows, window);
+    const F64Weights& w = *weights_;
+    if (winograd_) {
+      double* v = acc + kBlock * kPanel;       // [point][tile][ci]
+      double* m = v + kPoints * kTiles * c_.ci;  // [point][tile][width]
+      for (int64_t t = 0; t < tiles; ++t)
+        for (int q = 0; q < kPoints; ++q) {
+          double* out = v + (q * kTiles + t) * c_.ci;
+          std::fill(out, out + c_.ci, 0.0);
+          for (int r = 0; r < kPoints; ++r) {
+            const double f = kBT[q][r];
+            if (f == 0) continue;
+            const double* in = window + (t * kTile + r) * c_.ci;
+            for (int64_t i = 0; i < c_.ci; ++i) out[i] += f * in[i];
+          }
+        }
+      for (int q = 0; q < kPoints; ++q)
+        dgemm(tiles, width, c_.ci, v + q * kTiles * c_.ci, c_.ci, w.taps.data() + q * c_.ci * c_.co + o0, c_.co, 0.0,
+              m + q * kTiles * width, width);
+      for (int64_t t = 0; t < tiles; ++t)
+        for (int j = 0; j < kTile && t * kTile + j < count; ++j) {
+          double* out = acc + (t * kTile + j) * width;
+          std::copy(w.bias.begin() + o0, w.bias.begin() + o1, out);
+          for (int q = 0; q < kPoints; ++q) {
+            const double f = kAT[j][q];
+            if (f == 0) continue;
+            const double* in = m + (q * kTiles + t) * width;
+            for (int64_t o = 0; o < width; ++o) out[o] += f * in[o];
+          }
+        }
+    } else {
+      for (int64_t p = 0; p < count; ++p) std::copy(w.bias.begin() + o0, w.bias.begin() + o1, acc + p * width);
+      for (int64_t t = 0; t < c_.k; ++t)
+        dgemm(count, width, c_.ci, window + t * c_.dilation * c_.ci, c_.ci, w.taps.data() + t * c_.ci * c_.co + o0, c_.co,
+              1.0, acc, width);
+    }
+    float* yn = y_ + n * c_.co * c_.w_out;
+    for (int64_t p = p0; p < p1; ++p)
+      for (int64_t o = o0; o < o1; ++o) {
+        const float v = static_cast<float>(acc[(p - p0) * width + o - o0]);
+        if (y_nwc_) yn[p * c_.co + o] = v;
+        else yn[o * c_.w_out + p] = v;
+      }
+  }
+
+  void fill_window(int64_t n, int64_t p0, int64_t rows, double* window) const {
     const float* xn = x_ + n * c_.ci * c_.w_in;
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t at = p0 - c_.pad_begin + r;
@@ -85,21 +151,10 @@ class F64ConvKernel final : public Kernel {
         for (int64_t i = 0; i < c_.ci; ++i) row[i] = xn[i * c_.w_in + at];
       }
     }
-    const F64Weights& w = *weights_;
-    for (int64_t p = 0; p < p1 - p0; ++p) std::copy(w.bias.begin() + o0, w.bias.begin() + o1, acc + p * width);
-    for (int64_t t = 0; t < c_.k; ++t)
-      dgemm(p1 - p0, width, c_.ci, window + t * c_.dilation * c_.ci, c_.ci, w.taps.data() + t * c_.ci * c_.co + o0, c_.co,
-            1.0, acc, width);
-    float* yn = y_ + n * c_.co * c_.w_out;
-    for (int64_t p = p0; p < p1; ++p)
-      for (int64_t o = o0; o < o1; ++o) {
-        const float v = static_cast<float>(acc[(p - p0) * width + o - o0]);
-        if (y_nwc_) yn[p * c_.co + o] = v;
-        else yn[o * c_.w_out + p] = v;
-      }
   }
 
   PlainConv1d c_;
+  bool winograd_;
   int threads_;
   Epilogue epilogue_;
   std::shared_ptr<const F64Weights> weights_;

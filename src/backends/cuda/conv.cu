@@ -286,6 +286,10 @@ void record_conv_forward(Context& ctx, int node_index, NodeProgram& program) {
   }
   const ir::Graph& g = ctx.graph();
   const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
+  if (conv_f64_eligible(ctx, node)) {  // Options::f64_accumulate (a voice's text encoder)
+    record_conv_f64(ctx, node_index, program);
+    return;
+  }
   if (conv_narrow_eligible(g, node, ctx.precision)) {  // conv_post-style: a pass over the input
     record_conv_narrow(ctx, node_index, program);
     return;

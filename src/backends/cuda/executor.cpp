@@ -90,6 +90,7 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     ctx_ = std::make_unique<Context>(graph_);
     ctx_->safe = options.safe;
     ctx_->precision = parse_precision(options.precision);
+    ctx_->f64_prefixes = resolve_f64_accumulate(graph_, options);
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "create stream");
     HandleLoan loan(*this);  // cuBLAS and cuDNN for the compile only (handle_pool.h)
     const char* prof = std::getenv("LOCKSTEP_CUDA_PROFILE");

@@ -83,6 +83,10 @@ void record_matmul_op(Context& ctx, const ir::Node& node, NodeProgram& program) 
   bool uniform = true;
   for (int64_t i = 0; i < count; ++i)
     if (offa[static_cast<size_t>(i)] != i * (count > 1 ? offa[1] : 0) || offb[static_cast<size_t>(i)] != i * (count > 1 ? offb[1] : 0)) uniform = false;
+  if (uniform && ctx.precision == Precision::kFp32 && ctx.accumulates_f64(node)) {
+    record_matmul_f64(ctx, node, program, m, n, k, count, count > 1 ? offa[1] : 0, count > 1 ? offb[1] : 0);
+    return;
+  }
   const ir::ValueId va = node.inputs[0], vb = node.inputs[1], vy = node.outputs[0];
   const Context* c = &ctx;
   const std::string name = node.name;

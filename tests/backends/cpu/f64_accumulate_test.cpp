@@ -10,6 +10,7 @@
 #include "backends/cpu/cpu_test_util.h"
 #include "diff/metrics.h"
 #include "support/graph_check.h"
+#include "support/text_encoder.h"
 #include "voices/piper.h"
 
 namespace lockstep::cpu_test {
@@ -21,45 +22,10 @@ using ir::Op;
 // accumulation over these 576-1920-term sums measured 1e-7 to 3e-7.
 constexpr double kF64RelL2 = 6e-8;
 
-ir::Graph encoder_like(int64_t t, uint32_t seed) {
-  ir::Graph g;
-  test::GraphBuilder b(g);
-  auto weights = [&](const char* name, Shape s, uint32_t k) {
-    return b.value(name, s, random_tensor(s, seed + k, DType::Float32, -0.3f, 0.3f));
-  };
-  ir::ValueId x = b.value("x", {1, 192, t});
-  g.inputs = {x};
-  ir::ValueId h = b.value("h", {1, 384, t});
-  ir::Node a = b.node(Op::Conv, "/enc/conv_a", {x, weights("wa", {384, 192, 3}, 1), weights("ba", {384}, 2)}, h);
-  a.attrs.set("pads", std::vector<int64_t>{1, 1});
-  a.epilogue = {{Op::Relu, ir::kNoValue, false, 0, "relu"}};
-  g.nodes.push_back(a);
-  ir::ValueId y = b.value("y", {1, 192, t});
-  ir::Node c = b.node(Op::Conv, "/enc/conv_b", {h, weights("wb", {192, 384, 5}, 3)}, y);
-  c.attrs.set("pads", std::vector<int64_t>{4, 4});
-  c.attrs.set("dilations", std::vector<int64_t>{2});
-  g.nodes.push_back(c);
-  // Attention-like products: [1, 192, t] seen as [2, 96, t]; scores [2, t, t] = q^T k.
-  ir::ValueId heads = b.value("heads", {2, 96, t});
-  ir::Node r = b.node(Op::Reshape, "/enc/heads", {y, b.ints("hs", {2, 96, t})}, heads);
-  g.nodes.push_back(r);
-  ir::ValueId qt = b.value("qt", {2, t, 96});
-  ir::Node tr = b.node(Op::Transpose, "/enc/qt", {heads}, qt);
-  tr.attrs.set("perm", std::vector<int64_t>{0, 2, 1});
-  g.nodes.push_back(tr);
-  ir::ValueId scores = b.value("scores", {2, t, t});
-  g.nodes.push_back(b.node(Op::MatMul, "/enc/scores", {qt, heads}, scores));
-  // Outside the prefix: float32 as always.
-  ir::ValueId out = b.value("out", {1, 192, t});
-  g.nodes.push_back(b.node(Op::Conv, "/dec/conv", {y, weights("wd", {192, 192, 1}, 4)}, out));
-  g.outputs = {scores, out};
-  return g;
-}
-
 TEST(CpuF64Accumulate, ChosenConvsAndMatMulsRoundOnceWithTheSameBitsAtAnyThreadCount) {
   uint32_t seed = 1200;
   for (int64_t t : {1, 7, 130, 300}) {
-    const ir::Graph g = encoder_like(t, seed += 10);
+    const ir::Graph g = test::text_encoder_products(t, seed += 10);
     const std::vector<Tensor> inputs = {random_tensor({1, 192, t}, seed)};
     const std::vector<Tensor> want = reference::evaluate(g, inputs);
     std::vector<Tensor> first;
@@ -102,7 +68,7 @@ TEST(CpuF64Accumulate, APiperVoiceDefaultsToItsTextEncoder) {
   Options none;
   none.f64_accumulate = std::vector<std::string>{};
   EXPECT_TRUE(resolve_f64_accumulate(voice, none).empty()) << "an explicit empty list turns it off";
-  EXPECT_TRUE(default_f64_accumulate(encoder_like(4, 1)).empty()) << "other models: float32 unless asked";
+  EXPECT_TRUE(default_f64_accumulate(test::text_encoder_products(4, 1)).empty()) << "other models: float32 unless asked";
 }
 
 }  // namespace
