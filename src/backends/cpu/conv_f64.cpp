@@ -23,8 +23,10 @@ namespace lockstep::cpu {
 
 namespace {
 
-constexpr int64_t kBlock = 128, kPanel = 128;
+constexpr int64_t kBlock = 256, kPanel = 256;
 constexpr int64_t kTile = 4, kPoints = 6, kTiles = kBlock / kTile;
+// Below this many outputs a few tiles make too short a GEMM: the direct sum is faster.
+constexpr int64_t kMinWinogradSteps = 64;
 
 // F(4,3): y = A^T [(G g) . (B^T d)] over a 6-sample window d of each 4-output tile.
 constexpr double kBT[kPoints][kPoints] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
@@ -41,7 +43,7 @@ struct F64Weights {
 class F64ConvKernel final : public Kernel {
  public:
   F64ConvKernel(CompileContext& ctx, const ir::Node& node, const PlainConv1d& c)
-      : c_(c), winograd_(c.k == 3 && c.dilation == 1), threads_(std::max(1, ctx.threads)), epilogue_(ctx, node),
+      : c_(c), winograd_(c.k == 3 && c.dilation == 1 && c.w_out >= kMinWinogradSteps), threads_(std::max(1, ctx.threads)), epilogue_(ctx, node),
         x_(ctx.fptr(node.inputs[0])), y_(ctx.fptr(node.outputs[0])), x_nwc_(ctx.is_nwc(node.inputs[0])),
         y_nwc_(ctx.is_nwc(node.outputs[0])) {
     const float* w = ctx.fptr(node.inputs[1]);
@@ -55,13 +57,17 @@ class F64ConvKernel final : public Kernel {
       auto out = std::make_shared<F64Weights>();
       const int64_t planes = winograd_ ? kPoints : c.k;
       out->taps.assign(static_cast<size_t>(planes * c.ci * c.co), 0.0);
-      for (int64_t o = 0; o < c.co; ++o)
-        for (int64_t i = 0; i < c.ci; ++i) {
-          const float* g = w + (o * c.ci + i) * c.k;
-          for (int64_t q = 0; q < planes; ++q)
-            out->taps[static_cast<size_t>((q * c.ci + i) * c.co + o)] =
-                winograd_ ? kG[q][0] * g[0] + kG[q][1] * g[1] + kG[q][2] * g[2] : static_cast<double>(g[q]);
-        }
+      // In blocks of 64 output channels: their weight rows stay in cache while each (i, q) row
+      // of the result is written contiguously (a first call of a length pays this).
+      for (int64_t o0 = 0; o0 < c.co; o0 += 64)
+        for (int64_t i = 0; i < c.ci; ++i)
+          for (int64_t q = 0; q < planes; ++q) {
+            double* row = out->taps.data() + (q * c.ci + i) * c.co;
+            for (int64_t o = o0; o < std::min(c.co, o0 + 64); ++o) {
+              const float* g = w + (o * c.ci + i) * c.k;
+              row[o] = winograd_ ? kG[q][0] * g[0] + kG[q][1] * g[1] + kG[q][2] * g[2] : static_cast<double>(g[q]);
+            }
+          }
       out->bias.assign(static_cast<size_t>(c.co), 0.0);
       if (b) std::copy(b, b + c.co, out->bias.begin());
       return out;
