@@ -5,6 +5,8 @@
 //    transform, six dgemms [tiles x ci] x [ci x co] against the transformed weights, the output
 //    transform — half the direct products; float64 carries the transforms' rounding (the
 //    float32 kernel's 3x, conv_winograd.h) far below the one rounding to float32 at the end.
+//    At any length: the direct sum is ~20% faster under 64 steps, but a second float64 copy of
+//    the weights (42 MB on a Piper voice) and its preparation on the first short call cost more.
 // Items are fixed, so an output's arithmetic never depends on the thread count.
 #include "backends/cpu/conv_f64.h"
 
@@ -24,9 +26,10 @@ namespace lockstep::cpu {
 namespace {
 
 constexpr int64_t kBlock = 256, kPanel = 256;
+// Narrower panels below 512 channels: more items for the threads on short inputs (a function of
+// the shape alone, like every block boundary).
+int64_t panel_for(int64_t co) { return co >= 512 ? kPanel : kPanel / 2; }
 constexpr int64_t kTile = 4, kPoints = 6, kTiles = kBlock / kTile;
-// Below this many outputs a few tiles make too short a GEMM: the direct sum is faster.
-constexpr int64_t kMinWinogradSteps = 64;
 
 // F(4,3): y = A^T [(G g) . (B^T d)] over a 6-sample window d of each 4-output tile.
 constexpr double kBT[kPoints][kPoints] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
@@ -43,7 +46,7 @@ struct F64Weights {
 class F64ConvKernel final : public Kernel {
  public:
   F64ConvKernel(CompileContext& ctx, const ir::Node& node, const PlainConv1d& c)
-      : c_(c), winograd_(c.k == 3 && c.dilation == 1 && c.w_out >= kMinWinogradSteps), threads_(std::max(1, ctx.threads)), epilogue_(ctx, node),
+      : c_(c), winograd_(c.k == 3 && c.dilation == 1), threads_(std::max(1, ctx.threads)), epilogue_(ctx, node),
         x_(ctx.fptr(node.inputs[0])), y_(ctx.fptr(node.outputs[0])), x_nwc_(ctx.is_nwc(node.inputs[0])),
         y_nwc_(ctx.is_nwc(node.outputs[0])) {
     const float* w = ctx.fptr(node.inputs[1]);
@@ -81,19 +84,20 @@ class F64ConvKernel final : public Kernel {
   std::string implementation() const override { return winograd_ ? "lockstep:f64-conv:winograd" : "lockstep:f64-conv"; }
 
   void run() override {
-    const int64_t blocks = (c_.w_out + kBlock - 1) / kBlock, panels = (c_.co + kPanel - 1) / kPanel;
+    const int64_t panel = panel_for(c_.co);
+    const int64_t blocks = (c_.w_out + kBlock - 1) / kBlock, panels = (c_.co + panel - 1) / panel;
     const int64_t items = c_.n * blocks * panels;
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (int64_t item = 0; item < items; ++item)
-      block(item / (blocks * panels), item / panels % blocks * kBlock, item % panels * kPanel,
+      block(item / (blocks * panels), item / panels % blocks * kBlock, item % panels * panel,
             scratch_ + static_cast<size_t>(omp_get_thread_num()) * per_thread_);
     epilogue_.apply_all(y_);
   }
 
  private:
-  // Outputs [p0, p0 + kBlock) x channels [o0, o0 + kPanel) of batch item n.
+  // Outputs [p0, p0 + kBlock) x channels [o0, o0 + panel_for(co)) of batch item n.
   void block(int64_t n, int64_t p0, int64_t o0, double* scratch) const {
-    const int64_t o1 = std::min(c_.co, o0 + kPanel), width = o1 - o0;
+    const int64_t o1 = std::min(c_.co, o0 + panel_for(c_.co)), width = o1 - o0;
     const int64_t p1 = std::min(c_.w_out, p0 + kBlock), count = p1 - p0;
     const int64_t tiles = (count + kTile - 1) / kTile;
     const int64_t rows = (winograd_ ? tiles * kTile : count) + (c_.k - 1) * c_.dilation;
