@@ -1,4 +1,4 @@
-// Work items of kBlock output positions x kPanel output channels. Each copies the input rows it
+// Work items of up to kBlock output positions x kPanel output channels. Each copies the input rows it
 // reads to float64 (channels last, zeros for the padding), then either
 //  - direct: one dgemm per tap, [positions x ci] x [ci x co], summed onto the bias; or
 //  - k = 3, undilated: Winograd F(4,3) in float64 (points 0, 1, -1, 2, -2, inf): the input
@@ -18,6 +18,7 @@
 #include "backends/cpu/conv1d_geometry.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/simd/target.h"
 #include "core/hash.h"
 #include "core/shared_by_key.h"
 
@@ -37,6 +38,17 @@ constexpr double kBT[kPoints][kPoints] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1
 constexpr double kG[kPoints][3] = {{1.0 / 4, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
                                    {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
 constexpr double kAT[kTile][kPoints] = {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
+
+// y += f x, vectorised for the host's widest ISA (the transforms were scalar at -O2).
+LOCKSTEP_X86_CLONES
+void axpy(double f, const double* x, double* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += f * x[i];
+}
+
+LOCKSTEP_X86_CLONES
+void widen(const float* x, double* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i];
+}
 
 struct F64Weights {
   std::vector<double> taps;  // direct: [t][ci][co]; Winograd: [point][ci][co]
@@ -75,35 +87,49 @@ class F64ConvKernel final : public Kernel {
       if (b) std::copy(b, b + c.co, out->bias.begin());
       return out;
     });
-    window_rows_ = kBlock + (c.k - 1) * c.dilation + (winograd_ ? kTile : 0);  // whole last tile
-    per_thread_ = static_cast<size_t>(window_rows_ * c.ci + kBlock * kPanel);
+    // The padded input in float64, channels last, once per run: every window is a view of it
+    // (rows past the end cover the last tile's overhang).
+    padded_rows_ = c.w_out + (c.k - 1) * c.dilation + kTile;
+    // Position blocks of equal length (whole tiles, at most kBlock): 263 steps are two of 132,
+    // not 256 and 7, which left one thread waiting.
+    const int64_t parts = (c.w_out + kBlock - 1) / kBlock;
+    block_ = ((c.w_out + parts - 1) / parts + kTile - 1) / kTile * kTile;
+    padded_ = static_cast<size_t>(c.n * padded_rows_ * c.ci);
+    per_thread_ = static_cast<size_t>(kBlock * kPanel);
     if (winograd_) per_thread_ += static_cast<size_t>(kPoints * kTiles * (c.ci + kPanel));
-    ctx.workspace_bytes = std::max(ctx.workspace_bytes, per_thread_ * sizeof(double) * static_cast<size_t>(threads_));
+    ctx.workspace_bytes =
+        std::max(ctx.workspace_bytes, (padded_ + per_thread_ * static_cast<size_t>(threads_)) * sizeof(double));
   }
-  void bind_workspace(std::byte* base) override { scratch_ = reinterpret_cast<double*>(base); }
+  void bind_workspace(std::byte* base) override {
+    xd_ = reinterpret_cast<double*>(base);
+    scratch_ = xd_ + padded_;
+  }
   std::string implementation() const override { return winograd_ ? "lockstep:f64-conv:winograd" : "lockstep:f64-conv"; }
 
   void run() override {
-    const int64_t panel = panel_for(c_.co);
-    const int64_t blocks = (c_.w_out + kBlock - 1) / kBlock, panels = (c_.co + panel - 1) / panel;
+    const int64_t panel = panel_for(c_.co), panels = (c_.co + panel - 1) / panel;
+    const int64_t blocks = (c_.w_out + block_ - 1) / block_;
     const int64_t items = c_.n * blocks * panels;
-#pragma omp parallel for schedule(static) num_threads(threads_)
+#pragma omp parallel num_threads(threads_)
+    {
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < c_.n * padded_rows_; ++r) fill_row(r / padded_rows_, r % padded_rows_);
+#pragma omp for schedule(static)
     for (int64_t item = 0; item < items; ++item)
-      block(item / (blocks * panels), item / panels % blocks * kBlock, item % panels * panel,
+      block(item / (blocks * panels), item / panels % blocks * block_, item % panels * panel,
             scratch_ + static_cast<size_t>(omp_get_thread_num()) * per_thread_);
+    }
     epilogue_.apply_all(y_);
   }
 
  private:
-  // Outputs [p0, p0 + kBlock) x channels [o0, o0 + panel_for(co)) of batch item n.
+  // Outputs [p0, p0 + block_) x channels [o0, o0 + panel_for(co)) of batch item n.
   void block(int64_t n, int64_t p0, int64_t o0, double* scratch) const {
     const int64_t o1 = std::min(c_.co, o0 + panel_for(c_.co)), width = o1 - o0;
-    const int64_t p1 = std::min(c_.w_out, p0 + kBlock), count = p1 - p0;
+    const int64_t p1 = std::min(c_.w_out, p0 + block_), count = p1 - p0;
     const int64_t tiles = (count + kTile - 1) / kTile;
-    const int64_t rows = (winograd_ ? tiles * kTile : count) + (c_.k - 1) * c_.dilation;
-    double* window = scratch;  // input rows from p0 - pad_begin, channels last
-    double* acc = window + window_rows_ * c_.ci;  // [positions][width]
-    fill_window(n, p0, rows, window);
+    const double* window = xd_ + (n * padded_rows_ + p0) * c_.ci;  // input rows from p0 - pad_begin
+    double* acc = scratch;                                          // [positions][width]
     const F64Weights& w = *weights_;
     if (winograd_) {
       double* v = acc + kBlock * kPanel;       // [point][tile][ci]
@@ -115,8 +141,7 @@ class F64ConvKernel final : public Kernel {
           for (int r = 0; r < kPoints; ++r) {
             const double f = kBT[q][r];
             if (f == 0) continue;
-            const double* in = window + (t * kTile + r) * c_.ci;
-            for (int64_t i = 0; i < c_.ci; ++i) out[i] += f * in[i];
+            axpy(f, window + (t * kTile + r) * c_.ci, out, c_.ci);
           }
         }
       for (int q = 0; q < kPoints; ++q)
@@ -129,8 +154,7 @@ class F64ConvKernel final : public Kernel {
           for (int q = 0; q < kPoints; ++q) {
             const double f = kAT[j][q];
             if (f == 0) continue;
-            const double* in = m + (q * kTiles + t) * width;
-            for (int64_t o = 0; o < width; ++o) out[o] += f * in[o];
+            axpy(f, m + (q * kTiles + t) * width, out, width);
           }
         }
     } else {
@@ -140,27 +164,24 @@ class F64ConvKernel final : public Kernel {
               1.0, acc, width);
     }
     float* yn = y_ + n * c_.co * c_.w_out;
-    for (int64_t p = p0; p < p1; ++p)
-      for (int64_t o = o0; o < o1; ++o) {
-        const float v = static_cast<float>(acc[(p - p0) * width + o - o0]);
-        if (y_nwc_) yn[p * c_.co + o] = v;
-        else yn[o * c_.w_out + p] = v;
-      }
+    if (y_nwc_) {
+      for (int64_t p = p0; p < p1; ++p)
+        for (int64_t o = o0; o < o1; ++o) yn[p * c_.co + o] = static_cast<float>(acc[(p - p0) * width + o - o0]);
+    } else {
+      for (int64_t o = o0; o < o1; ++o)
+        for (int64_t p = p0; p < p1; ++p) yn[o * c_.w_out + p] = static_cast<float>(acc[(p - p0) * width + o - o0]);
+    }
   }
 
-  void fill_window(int64_t n, int64_t p0, int64_t rows, double* window) const {
+  // Row `r` of batch item n's padded input: position r - pad_begin, zeros outside the input.
+  void fill_row(int64_t n, int64_t r) const {
+    double* row = xd_ + (n * padded_rows_ + r) * c_.ci;
+    const int64_t at = r - c_.pad_begin;
     const float* xn = x_ + n * c_.ci * c_.w_in;
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t at = p0 - c_.pad_begin + r;
-      double* row = window + r * c_.ci;
-      if (at < 0 || at >= c_.w_in) {
-        std::fill(row, row + c_.ci, 0.0);
-      } else if (x_nwc_) {
-        std::copy(xn + at * c_.ci, xn + (at + 1) * c_.ci, row);
-      } else {
-        for (int64_t i = 0; i < c_.ci; ++i) row[i] = xn[i * c_.w_in + at];
-      }
-    }
+    if (at < 0 || at >= c_.w_in) std::fill(row, row + c_.ci, 0.0);
+    else if (x_nwc_) widen(xn + at * c_.ci, row, c_.ci);
+    else
+      for (int64_t i = 0; i < c_.ci; ++i) row[i] = xn[i * c_.w_in + at];
   }
 
   PlainConv1d c_;
@@ -171,8 +192,9 @@ class F64ConvKernel final : public Kernel {
   const float* x_;
   float* y_;
   bool x_nwc_, y_nwc_;
-  int64_t window_rows_ = 0;
-  size_t per_thread_ = 0;  // doubles of scratch per thread
+  int64_t padded_rows_ = 0, block_ = kBlock;  // positions per work item
+  size_t padded_ = 0, per_thread_ = 0;  // doubles: the padded input, scratch per thread
+  double* xd_ = nullptr;
   double* scratch_ = nullptr;
 };
 

@@ -1,5 +1,6 @@
 #include "backends/cpu/gemm.h"
 
+#include "backends/cpu/isa.h"
 #include "lockstep/error.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -9,6 +10,11 @@
 #include <cblas.h>
 
 namespace lockstep::cpu {
+
+#if defined(__x86_64__) || defined(_M_X64)
+void dgemm_avx512(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, bool add,
+                  double* c, int64_t ldc);  // dgemm_avx512.cpp
+#endif
 
 namespace {
 // OpenBLAS's own threads would oversubscribe the OpenMP ones that call it.
@@ -43,6 +49,11 @@ void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
 void dgemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
            double* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
+#if defined(__x86_64__) || defined(_M_X64)
+  // Ours on AVX-512 (OpenBLAS takes its AVX2 kernel on AMD hosts); OpenBLAS elsewhere.
+  if (active_isa() == Isa::Avx512 && (beta == 0.0 || beta == 1.0))
+    return dgemm_avx512(m, n, k, a, lda, b, ldb, beta == 1.0, c, ldc);
+#endif
   openblas_single_thread();
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0,
               a, static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));

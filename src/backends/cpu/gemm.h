@@ -13,8 +13,9 @@ namespace lockstep::cpu {
 void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
-// c = a * b + beta * c in float64, row-major, no transposes: OpenBLAS on the calling thread alone
-// (callers split the work in fixed blocks, so an element's sum does not depend on the thread count).
+// c = a * b + beta * c in float64, row-major, no transposes, on the calling thread alone (callers
+// split the work in fixed blocks, so an element's sum does not depend on the thread count):
+// dgemm_avx512.cpp on AVX-512 (beta 0 or 1), else OpenBLAS.
 // The float64 accumulation of Options::f64_accumulate (conv_f64.h, MatMul).
 void dgemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
            double* c, int64_t ldc);
