@@ -27,9 +27,12 @@ namespace lockstep::cpu {
 namespace {
 
 constexpr int64_t kBlock = 256, kPanel = 256;
-// Narrower panels below 512 channels: more items for the threads on short inputs (a function of
-// the shape alone, like every block boundary).
-int64_t panel_for(int64_t co) { return co >= 512 ? kPanel : kPanel / 2; }
+// Narrower panels below 512 channels and on inputs of one position block: more items for the
+// threads (a function of the shape alone, like every block boundary).
+int64_t panel_for(int64_t co, int64_t w_out) {
+  if (w_out <= kBlock) return kPanel / 4;
+  return co >= 512 ? kPanel : kPanel / 2;
+}
 constexpr int64_t kTile = 4, kPoints = 6, kTiles = kBlock / kTile;
 
 // F(4,3): y = A^T [(G g) . (B^T d)] over a 6-sample window d of each 4-output tile.
@@ -107,7 +110,7 @@ class F64ConvKernel final : public Kernel {
   std::string implementation() const override { return winograd_ ? "lockstep:f64-conv:winograd" : "lockstep:f64-conv"; }
 
   void run() override {
-    const int64_t panel = panel_for(c_.co), panels = (c_.co + panel - 1) / panel;
+    const int64_t panel = panel_for(c_.co, c_.w_out), panels = (c_.co + panel - 1) / panel;
     const int64_t blocks = (c_.w_out + block_ - 1) / block_;
     const int64_t items = c_.n * blocks * panels;
 #pragma omp parallel num_threads(threads_)
@@ -123,9 +126,9 @@ class F64ConvKernel final : public Kernel {
   }
 
  private:
-  // Outputs [p0, p0 + block_) x channels [o0, o0 + panel_for(co)) of batch item n.
+  // Outputs [p0, p0 + block_) x channels [o0, o0 + panel_for(co, w_out)) of batch item n.
   void block(int64_t n, int64_t p0, int64_t o0, double* scratch) const {
-    const int64_t o1 = std::min(c_.co, o0 + panel_for(c_.co)), width = o1 - o0;
+    const int64_t o1 = std::min(c_.co, o0 + panel_for(c_.co, c_.w_out)), width = o1 - o0;
     const int64_t p1 = std::min(c_.w_out, p0 + block_), count = p1 - p0;
     const int64_t tiles = (count + kTile - 1) / kTile;
     const double* window = xd_ + (n * padded_rows_ + p0) * c_.ci;  // input rows from p0 - pad_begin
