@@ -50,11 +50,11 @@ void block8x16(int64_t k, const double* a, int64_t lda, const double* bp, double
   for (int r = 0; r < kRows; ++r) {
     double* row = c + r * ldc;
     __m512d x0 = acc[2 * r], x1 = acc[2 * r + 1];
-    if (add) {
-      x0 = _mm512_add_pd(x0, _mm512_maskz_loadu_pd(m0, row));
-      x1 = _mm512_add_pd(x1, _mm512_maskz_loadu_pd(m1, row + 8));
-    }
+    // Nothing past the block's last column is touched, not even by a fully masked access.
+    if (add) x0 = _mm512_add_pd(x0, _mm512_maskz_loadu_pd(m0, row));
     _mm512_mask_storeu_pd(row, m0, x0);
+    if (m1 == 0) continue;
+    if (add) x1 = _mm512_add_pd(x1, _mm512_maskz_loadu_pd(m1, row + 8));
     _mm512_mask_storeu_pd(row + 8, m1, x1);
   }
 }
