@@ -56,6 +56,10 @@ void widen(const float* x, double* y, int64_t n) {
 struct F64Weights {
   std::vector<double> taps;  // direct: [t][ci][co]; Winograd: [point][ci][co]
   std::vector<double> bias;  // [co], zeros without one
+  // Where dgemm packs B (gemm.h: AVX-512): each plane of taps packed once, taps then dropped.
+  // Packing per call read and wrote the weights once more than the products did.
+  std::vector<double> packed;
+  int64_t plane_stride = 0;  // doubles between the packed planes
 };
 
 class F64ConvKernel final : public Kernel {
@@ -70,7 +74,7 @@ class F64ConvKernel final : public Kernel {
     const std::string key = sha256_of_constant(w, w_bytes) + "/" +
                             (b ? sha256_of_constant(b, static_cast<size_t>(c.co) * sizeof(float)) : std::string("-")) +
                             "/" + std::to_string(c.co) + "x" + std::to_string(c.ci) + "x" + std::to_string(c.k) +
-                            (winograd_ ? "/f43" : "/direct");
+                            (winograd_ ? "/f43" : "/direct") + (dgemm_packs_b() ? "/packed16" : "");
     weights_ = shared_by_key<F64Weights>(key, [&] {
       auto out = std::make_shared<F64Weights>();
       const int64_t planes = winograd_ ? kPoints : c.k;
@@ -88,6 +92,13 @@ class F64ConvKernel final : public Kernel {
           }
       out->bias.assign(static_cast<size_t>(c.co), 0.0);
       if (b) std::copy(b, b + c.co, out->bias.begin());
+      if (dgemm_packs_b()) {
+        out->plane_stride = (c.co + 15) / 16 * 16 * c.ci;
+        out->packed.resize(static_cast<size_t>(planes * out->plane_stride));
+        for (int64_t q = 0; q < planes; ++q)
+          pack_b_16(out->taps.data() + q * c.ci * c.co, c.co, c.ci, c.co, out->packed.data() + q * out->plane_stride);
+        std::vector<double>().swap(out->taps);
+      }
       return out;
     });
     // The padded input in float64, channels last, once per run: every window is a view of it
@@ -147,9 +158,7 @@ class F64ConvKernel final : public Kernel {
             axpy(f, window + (t * kTile + r) * c_.ci, out, c_.ci);
           }
         }
-      for (int q = 0; q < kPoints; ++q)
-        dgemm(tiles, width, c_.ci, v + q * kTiles * c_.ci, c_.ci, w.taps.data() + q * c_.ci * c_.co + o0, c_.co, 0.0,
-              m + q * kTiles * width, width);
+      for (int q = 0; q < kPoints; ++q) product(w, q, tiles, width, o0, v + q * kTiles * c_.ci, false, m + q * kTiles * width);
       for (int64_t t = 0; t < tiles; ++t)
         for (int j = 0; j < kTile && t * kTile + j < count; ++j) {
           double* out = acc + (t * kTile + j) * width;
@@ -162,9 +171,7 @@ class F64ConvKernel final : public Kernel {
         }
     } else {
       for (int64_t p = 0; p < count; ++p) std::copy(w.bias.begin() + o0, w.bias.begin() + o1, acc + p * width);
-      for (int64_t t = 0; t < c_.k; ++t)
-        dgemm(count, width, c_.ci, window + t * c_.dilation * c_.ci, c_.ci, w.taps.data() + t * c_.ci * c_.co + o0, c_.co,
-              1.0, acc, width);
+      for (int64_t t = 0; t < c_.k; ++t) product(w, t, count, width, o0, window + t * c_.dilation * c_.ci, true, acc);
     }
     float* yn = y_ + n * c_.co * c_.w_out;
     if (y_nwc_) {
@@ -174,6 +181,15 @@ class F64ConvKernel final : public Kernel {
       for (int64_t o = o0; o < o1; ++o)
         for (int64_t p = p0; p < p1; ++p) yn[o * c_.w_out + p] = static_cast<float>(acc[(p - p0) * width + o - o0]);
     }
+  }
+
+  // c (+)= a [rows x ci] * plane q's columns [o0, o0 + width) (o0 a multiple of 16).
+  void product(const F64Weights& w, int64_t q, int64_t rows, int64_t width, int64_t o0, const double* a, bool add,
+               double* c) const {
+    if (!w.packed.empty())
+      dgemm_packed(rows, width, c_.ci, a, c_.ci, w.packed.data() + q * w.plane_stride + o0 * c_.ci, add, c, width);
+    else
+      dgemm(rows, width, c_.ci, a, c_.ci, w.taps.data() + q * c_.ci * c_.co + o0, c_.co, add ? 1.0 : 0.0, c, width);
   }
 
   // Row `r` of batch item n's padded input: position r - pad_begin, zeros outside the input.

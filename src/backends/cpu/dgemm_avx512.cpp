@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/cpu/gemm.h"
 #include "backends/cpu/simd/target.h"
 
 LOCKSTEP_TARGET_AVX512_BEGIN
@@ -61,25 +62,20 @@ void block8x16(int64_t k, const double* a, int64_t lda, const double* bp, double
 
 }  // namespace
 
-// C = A B (add false) or C += A B (add true: the finished sum added once), row-major.
-void dgemm_avx512(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, bool add,
-                  double* c, int64_t ldc) {
-  thread_local std::vector<double> packed, rows_a;
-  packed.resize(static_cast<size_t>(k * kCols));
+// C (+)= A B for B packed as gemm.h's pack_b_16 lays it out: per block of 16 columns, k rows of 16.
+void dgemm_packed_avx512(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* bp, bool add,
+                         double* c, int64_t ldc) {
+  thread_local std::vector<double> rows_a;
   rows_a.resize(static_cast<size_t>(kRows * k));
   for (int64_t j0 = 0; j0 < n; j0 += kCols) {
     const int64_t cols = std::min<int64_t>(kCols, n - j0);
-    for (int64_t p = 0; p < k; ++p) {
-      double* dst = packed.data() + p * kCols;
-      std::copy(b + p * ldb + j0, b + p * ldb + j0 + cols, dst);
-      std::fill(dst + cols, dst + kCols, 0.0);
-    }
+    const double* packed = bp + j0 * k;  // block j0 / 16 starts (j0 / 16) * k * 16 doubles in
     const __mmask8 m0 = static_cast<__mmask8>(cols >= 8 ? 0xff : (1u << cols) - 1);
     const __mmask8 m1 = static_cast<__mmask8>(cols <= 8 ? 0 : cols >= 16 ? 0xff : (1u << (cols - 8)) - 1);
     for (int64_t i0 = 0; i0 < m; i0 += kRows) {
       const int64_t rows = std::min<int64_t>(kRows, m - i0);
       if (rows == kRows) {
-        block8x16(k, a + i0 * lda, lda, packed.data(), c + i0 * ldc + j0, ldc, add, m0, m1);
+        block8x16(k, a + i0 * lda, lda, packed, c + i0 * ldc + j0, ldc, add, m0, m1);
         continue;
       }
       // The last rows: through zero-padded copies of A and C, the same arithmetic per element.
@@ -89,7 +85,7 @@ void dgemm_avx512(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
         std::copy(a + (i0 + r) * lda, a + (i0 + r) * lda + k, rows_a.data() + r * k);
         if (add) std::copy(c + (i0 + r) * ldc + j0, c + (i0 + r) * ldc + j0 + cols, out + r * kCols);
       }
-      block8x16(k, rows_a.data(), k, packed.data(), out, kCols, add, m0, m1);
+      block8x16(k, rows_a.data(), k, packed, out, kCols, add, m0, m1);
       for (int64_t r = 0; r < rows; ++r) std::copy(out + r * kCols, out + r * kCols + cols, c + (i0 + r) * ldc + j0);
     }
   }
@@ -97,3 +93,17 @@ void dgemm_avx512(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
 
 }  // namespace lockstep::cpu
 LOCKSTEP_TARGET_END
+
+namespace lockstep::cpu {
+
+// C = A B (add false) or C += A B (add true: the finished sum added once), row-major: B packed
+// per call (conv_f64 packs its constant weights once and calls dgemm_packed).
+void dgemm_avx512(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, bool add,
+                  double* c, int64_t ldc) {
+  thread_local std::vector<double> packed;
+  packed.resize(static_cast<size_t>((n + kCols - 1) / kCols * kCols * k));
+  pack_b_16(b, ldb, k, n, packed.data());
+  dgemm_packed_avx512(m, n, k, a, lda, packed.data(), add, c, ldc);
+}
+
+}  // namespace lockstep::cpu

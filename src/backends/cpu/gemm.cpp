@@ -14,6 +14,8 @@ namespace lockstep::cpu {
 #if defined(__x86_64__) || defined(_M_X64)
 void dgemm_avx512(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, bool add,
                   double* c, int64_t ldc);  // dgemm_avx512.cpp
+void dgemm_packed_avx512(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* bp, bool add,
+                         double* c, int64_t ldc);
 #endif
 
 namespace {
@@ -57,6 +59,34 @@ void dgemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const 
   openblas_single_thread();
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0,
               a, static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+bool dgemm_packs_b() {
+#if defined(__x86_64__) || defined(_M_X64)
+  return active_isa() == Isa::Avx512;
+#else
+  return false;
+#endif
+}
+
+void pack_b_16(const double* b, int64_t ldb, int64_t k, int64_t n, double* out) {
+  for (int64_t j0 = 0; j0 < n; j0 += 16) {
+    const int64_t cols = std::min<int64_t>(16, n - j0);
+    for (int64_t p = 0; p < k; ++p) {
+      double* dst = out + j0 * k + p * 16;
+      for (int64_t j = 0; j < cols; ++j) dst[j] = b[p * ldb + j0 + j];
+      for (int64_t j = cols; j < 16; ++j) dst[j] = 0.0;
+    }
+  }
+}
+
+void dgemm_packed(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* bp, bool add, double* c,
+                  int64_t ldc) {
+  if (m == 0 || n == 0) return;
+#if defined(__x86_64__) || defined(_M_X64)
+  if (dgemm_packs_b()) return dgemm_packed_avx512(m, n, k, a, lda, bp, add, c, ldc);
+#endif
+  throw Error(ErrorCode::Internal, "cpu: dgemm_packed without a packed kernel on this host");
 }
 
 const char* sgemm_implementation() {
