@@ -1,5 +1,5 @@
-// Work items of up to kBlock output positions x kPanel output channels. Each copies the input rows it
-// reads to float64 (channels last, zeros for the padding), then either
+// The padded input widened once per run to a float64 channels-last copy (zeros for the padding);
+// then work items of up to kBlock output positions x a panel of output channels, each either
 //  - direct: one dgemm per tap, [positions x ci] x [ci x co], summed onto the bias; or
 //  - k = 3, undilated: Winograd F(4,3) in float64 (points 0, 1, -1, 2, -2, inf): the input
 //    transform, six dgemms [tiles x ci] x [ci x co] against the transformed weights, the output
@@ -7,7 +7,7 @@
 //    float32 kernel's 3x, conv_winograd.h) far below the one rounding to float32 at the end.
 //    At any length: the direct sum is ~20% faster under 64 steps, but a second float64 copy of
 //    the weights (42 MB on a Piper voice) and its preparation on the first short call cost more.
-// Items are fixed, so an output's arithmetic never depends on the thread count.
+// Items are fixed by the shape, so an output's arithmetic never depends on the thread count.
 #include "backends/cpu/conv_f64.h"
 
 #include <omp.h>
