@@ -68,6 +68,12 @@ TEST_F(CliTest, InfoCountsTheSharedModel) {
   EXPECT_EQ(report["parameters"]["tensors"], 265);
   EXPECT_EQ(report["parameters"]["elements"], 881598);
   EXPECT_EQ(report["parameters"]["bytes"], 3527184);
+  // No Piper voice: float32 unless asked; a prefix every node name has takes all 34 convs.
+  EXPECT_EQ(report["f64_accumulate"]["prefixes"].size(), 0u) << j.out;
+  EXPECT_NE(r.out.find("float64 accumulation: none"), std::string::npos) << r.out;
+  Result f = lockstep("info " + kModel + ".onnx --f64-accumulate / --json");
+  ASSERT_EQ(f.rc, 0) << f.err;
+  EXPECT_EQ(nlohmann::json::parse(f.out)["f64_accumulate"]["conv_matmul_nodes"], 34) << f.out;
 }
 
 TEST_F(CliTest, InfoShapesListsPreparedNodes) {

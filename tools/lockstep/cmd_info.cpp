@@ -54,6 +54,20 @@ int cmd_info(const InfoArgs& args) {
                            {"parameters", {{"tensors", params.size()}, {"elements", param_count}, {"bytes", param_bytes}}},
                            {"inputs", io_json(g, g.inputs)},
                            {"outputs", io_json(g, g.outputs)}};
+  // Which Conv and MatMul nodes accumulate in float64 (Options::f64_accumulate, docs/accuracy.md).
+  Options f64_options;
+  f64_options.f64_accumulate = args.common.f64_accumulate_option();
+  const std::vector<std::string> f64_prefixes = resolve_f64_accumulate(g, f64_options);
+  int64_t f64_nodes = 0;
+  for (const auto& n : g.nodes)
+    if (n.op == ir::Op::Conv || n.op == ir::Op::MatMul)
+      for (const std::string& prefix : f64_prefixes)
+        if (n.name.rfind(prefix, 0) == 0) {
+          ++f64_nodes;
+          break;
+        }
+  report["f64_accumulate"] = {{"prefixes", f64_prefixes}, {"conv_matmul_nodes", f64_nodes},
+                              {"default", !f64_options.f64_accumulate.has_value()}};
 
   std::optional<ir::Graph> prepared;
   std::string prepare_error;
@@ -115,7 +129,11 @@ int cmd_info(const InfoArgs& args) {
   std::cout << "parameters: " << param_count << " in " << params.size() << " tensors, " << param_bytes << " bytes\n";
   std::cout << "ops:       ";
   for (const auto& [op, count] : histogram) std::cout << ' ' << op << ' ' << count;
-  std::cout << "\n\n";
+  std::cout << "\nfloat64 accumulation: ";
+  if (f64_prefixes.empty()) std::cout << "none";
+  for (size_t i = 0; i < f64_prefixes.size(); ++i) std::cout << (i ? ", " : "") << f64_prefixes[i];
+  if (!f64_prefixes.empty()) std::cout << " (" << f64_nodes << " Conv/MatMul nodes)";
+  std::cout << (f64_options.f64_accumulate ? "" : " — the model's default, --f64-accumulate changes it") << "\n\n";
   Table io({"", "name", "dtype", "shape"});
   for (ir::ValueId v : g.inputs) io.add({"input", g.value(v).name, dtype_name(g.value(v).dtype), shape_text(g.value(v))});
   for (ir::ValueId v : g.outputs) io.add({"output", g.value(v).name, dtype_name(g.value(v).dtype), shape_text(g.value(v))});
