@@ -61,3 +61,15 @@ def test_backends_lists_every_backend():
     found = lockstep.backends()
     assert set(found) == {"reference", "cpu", "cuda", "vulkan"}
     assert found["cpu"][0] and found["reference"][0]
+
+
+def test_f64_accumulate_is_an_option(seed174):
+    # Every conv of the shared model in float64 (its node names all start with "/"): still within
+    # the bar of the float64 oracle, and not the float32 run's bits; an empty list is float32.
+    path, feeds, ref64 = seed174
+    (f64,) = lockstep.compile(path, backend="cpu", f64_accumulate=["/"]).run(None, feeds)
+    (f32,) = lockstep.compile(path, backend="cpu", f64_accumulate=[]).run(None, feeds)
+    (default,) = lockstep.compile(path, backend="cpu").run(None, feeds)
+    assert rel_l2(f64, ref64) <= AGREE
+    assert rel_l2(f64, ref64) < rel_l2(f32, ref64)
+    np.testing.assert_array_equal(f32, default)  # no voice: float32 unless asked
