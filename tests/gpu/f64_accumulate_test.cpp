@@ -5,6 +5,8 @@
 // written (LOCKSTEP_CUDA_F64=1 turns the path on until it has been).
 #include <gtest/gtest.h>
 
+#include <iostream>
+
 #include "diff/metrics.h"
 #include "gpu/gpu_test_util.h"
 #include "support/text_encoder.h"
