@@ -96,8 +96,7 @@ int main(int argc, char** argv) {
     lockstep::Options options;
     options.threads = threads;
     options.precision = precision;
-    if (!f64_accumulate.empty())
-      options.f64_accumulate = f64_accumulate == std::vector<std::string>{"none"} ? std::vector<std::string>{} : f64_accumulate;
+    options.f64_accumulate = lockstep::f64_accumulate_from_flag(f64_accumulate);
     auto t0 = clock::now();
     auto model = lockstep::Model::load(model_path);
     auto exe = lockstep::compile(model, backend, options);

@@ -36,11 +36,11 @@ int main(int argc, char** argv) {
     const lockstep::Tensor plain = exe->run(inputs).at(0).clone();
     struct Mode {
       const char* what;
-      bool inside, outside;  // round nodes whose name starts with prefix / the others
+      bool inside, outside;  // round the chosen nodes (--prefix or --match) / the others
     };
-    const Mode modes[] = {{"every node", true, true}, {"the prefix's nodes only", true, false}, {"the other nodes only", false, true}};
-    std::printf("%s: %lld output elements; rounding node outputs to float32 (prefix '%s')\n", model_path.c_str(),
-                static_cast<long long>(plain.numel()), prefix.c_str());
+    const Mode modes[] = {{"every node", true, true}, {"the chosen nodes only", true, false}, {"the other nodes only", false, true}};
+    std::printf("%s: %lld output elements; rounding node outputs to %d significand bits (%s '%s')\n", model_path.c_str(),
+                static_cast<long long>(plain.numel()), bits, match.empty() ? "prefix" : "match", (match.empty() ? prefix : match).c_str());
     for (const Mode& m : modes) {
       long rounded = 0;
       lockstep::RunOptions options;
@@ -52,8 +52,8 @@ int main(int argc, char** argv) {
           for (int64_t i = 0; i < value.numel(); ++i) {
             double& x = value.data<double>()[i];
             int e = 0;
-            const double m = std::frexp(x, &e);
-            x = std::ldexp(std::nearbyint(std::ldexp(m, bits)), e - bits);
+            const double mantissa = std::frexp(x, &e);
+            x = std::ldexp(std::nearbyint(std::ldexp(mantissa, bits)), e - bits);
           }
         ++rounded;
       };

@@ -150,6 +150,11 @@ ir::Graph prepare(const Model& model, const Options& options);
 // The node-name prefixes Options::f64_accumulate stands for on `graph` (its default when unset).
 std::vector<std::string> default_f64_accumulate(const ir::Graph& graph);
 std::vector<std::string> resolve_f64_accumulate(const ir::Graph& graph, const Options& options);
+// Whether a node of this name is one of the prefixes' (the backends ask it of Conv and MatMul nodes).
+bool f64_accumulates(const std::vector<std::string>& prefixes, std::string_view node_name);
+// The CLI flag --f64-accumulate's values as the option: none given -> nullopt (the model's
+// default), "none" -> no node, else the prefixes.
+std::optional<std::vector<std::string>> f64_accumulate_from_flag(const std::vector<std::string>& values);
 // prepare + backend compile. Throws Error naming the node when the backend cannot run it.
 std::unique_ptr<Executable> compile(const Model& model, std::string_view backend, const Options& options = {});
 

@@ -28,6 +28,18 @@ std::vector<std::string> resolve_f64_accumulate(const ir::Graph& graph, const Op
   return options.f64_accumulate ? *options.f64_accumulate : default_f64_accumulate(graph);
 }
 
+bool f64_accumulates(const std::vector<std::string>& prefixes, std::string_view node_name) {
+  for (const std::string& prefix : prefixes)
+    if (node_name.substr(0, prefix.size()) == prefix) return true;
+  return false;
+}
+
+std::optional<std::vector<std::string>> f64_accumulate_from_flag(const std::vector<std::string>& values) {
+  if (values.empty()) return std::nullopt;
+  if (values == std::vector<std::string>{"none"}) return std::vector<std::string>{};
+  return values;
+}
+
 std::unique_ptr<Executable> compile(const Model& model, std::string_view backend_name, const Options& given) {
   // Resolved here, on the whole model: the run-time shape stage's segments no longer look like a voice.
   Options options = given;

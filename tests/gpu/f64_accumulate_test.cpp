@@ -14,8 +14,7 @@
 namespace lockstep::gpu_test {
 namespace {
 
-// As the cpu test's bar (tests/backends/cpu/f64_accumulate_test.cpp): one rounding is ~3e-8.
-constexpr double kF64RelL2 = 6e-8;
+using test::kOneRoundingRelL2;
 
 TEST(CudaF64Accumulate, ChosenConvsAndMatMulsRoundOnce) {
   LOCKSTEP_REQUIRE_GPU();
@@ -30,7 +29,7 @@ TEST(CudaF64Accumulate, ChosenConvsAndMatMulsRoundOnce) {
     o.f64_accumulate = std::vector<std::string>{"/enc/"};
     std::vector<Tensor> got = cuda::backend().compile(g, o)->run(inputs);
     const double scores = diff::compare(got[0], want[0]).rel_l2;
-    EXPECT_LE(scores, kF64RelL2) << at << ": the scores (and the two convs before them)";
+    EXPECT_LE(scores, kOneRoundingRelL2) << at << ": the scores (and the two convs before them)";
     cpu_test::expect_outputs_match({got[1]}, {want[1]}, 192, at + ": /dec/conv in float32", kGpuRelL2, kGpuAbsPerTerm);
     Options f32 = o;
     f32.f64_accumulate = std::vector<std::string>{};

@@ -60,12 +60,7 @@ int cmd_info(const InfoArgs& args) {
   const std::vector<std::string> f64_prefixes = resolve_f64_accumulate(g, f64_options);
   int64_t f64_nodes = 0;
   for (const auto& n : g.nodes)
-    if (n.op == ir::Op::Conv || n.op == ir::Op::MatMul)
-      for (const std::string& prefix : f64_prefixes)
-        if (n.name.rfind(prefix, 0) == 0) {
-          ++f64_nodes;
-          break;
-        }
+    f64_nodes += (n.op == ir::Op::Conv || n.op == ir::Op::MatMul) && f64_accumulates(f64_prefixes, n.name);
   report["f64_accumulate"] = {{"prefixes", f64_prefixes}, {"conv_matmul_nodes", f64_nodes},
                               {"default", !f64_options.f64_accumulate.has_value()}};
 

@@ -25,9 +25,7 @@ int cmd_worker(const WorkerArgs& args) {
   options.threads = args.threads;
   options.precision = args.precision;
   options.safe = args.safe;
-  if (!args.f64_accumulate.empty())
-    options.f64_accumulate = args.f64_accumulate == std::vector<std::string>{"none"} ? std::vector<std::string>{}
-                                                                                     : args.f64_accumulate;
+  options.f64_accumulate = f64_accumulate_from_flag(args.f64_accumulate);
   options.input_shapes = inputs.bind;
   for (const auto& a : anchors) options.observe.push_back(a.name);
   auto exe = compile(model, args.backend, options);

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/lockstep.h"
+
 namespace lockstep::cli {
 
 // Exit codes: 0 success/agreement, 1 model/data error or divergence, 2 usage error.
@@ -30,11 +32,7 @@ struct CommonArgs {
   // --f64-accumulate PREFIX...: node-name prefixes whose Conv/MatMul accumulate in float64; "none"
   // for no node; not given: the model's default (Options::f64_accumulate).
   std::vector<std::string> f64_accumulate;
-  std::optional<std::vector<std::string>> f64_accumulate_option() const {
-    if (f64_accumulate.empty()) return std::nullopt;
-    if (f64_accumulate == std::vector<std::string>{"none"}) return std::vector<std::string>{};
-    return f64_accumulate;
-  }
+  std::optional<std::vector<std::string>> f64_accumulate_option() const { return f64_accumulate_from_flag(f64_accumulate); }
 };
 
 struct RunArgs {

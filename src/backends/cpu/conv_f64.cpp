@@ -93,7 +93,7 @@ class F64ConvKernel final : public Kernel {
       out->bias.assign(static_cast<size_t>(c.co), 0.0);
       if (b) std::copy(b, b + c.co, out->bias.begin());
       if (dgemm_packs_b()) {
-        out->plane_stride = (c.co + 15) / 16 * 16 * c.ci;
+        out->plane_stride = packed_b_doubles(c.ci, c.co);
         out->packed.resize(static_cast<size_t>(planes * out->plane_stride));
         for (int64_t q = 0; q < planes; ++q)
           pack_b_16(out->taps.data() + q * c.ci * c.co, c.co, c.ci, c.co, out->packed.data() + q * out->plane_stride);

@@ -19,7 +19,7 @@ namespace lockstep::cpu {
 
 namespace {
 
-constexpr int kRows = 8, kCols = 16;
+constexpr int kRows = 8, kCols = kPackedCols;  // gemm.h's packed layout
 
 // C[8 x 16 (masked)] (+)= A[8 x k] * Bp[k x 16].
 void block8x16(int64_t k, const double* a, int64_t lda, const double* bp, double* c, int64_t ldc, bool add, __mmask8 m0,
@@ -101,7 +101,7 @@ namespace lockstep::cpu {
 void dgemm_avx512(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb, bool add,
                   double* c, int64_t ldc) {
   thread_local std::vector<double> packed;
-  packed.resize(static_cast<size_t>((n + kCols - 1) / kCols * kCols * k));
+  packed.resize(static_cast<size_t>(packed_b_doubles(k, n)));
   pack_b_16(b, ldb, k, n, packed.data());
   dgemm_packed_avx512(m, n, k, a, lda, packed.data(), add, c, ldc);
 }

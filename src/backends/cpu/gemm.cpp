@@ -70,12 +70,12 @@ bool dgemm_packs_b() {
 }
 
 void pack_b_16(const double* b, int64_t ldb, int64_t k, int64_t n, double* out) {
-  for (int64_t j0 = 0; j0 < n; j0 += 16) {
-    const int64_t cols = std::min<int64_t>(16, n - j0);
+  for (int64_t j0 = 0; j0 < n; j0 += kPackedCols) {
+    const int64_t cols = std::min(kPackedCols, n - j0);
     for (int64_t p = 0; p < k; ++p) {
-      double* dst = out + j0 * k + p * 16;
+      double* dst = out + j0 * k + p * kPackedCols;
       for (int64_t j = 0; j < cols; ++j) dst[j] = b[p * ldb + j0 + j];
-      for (int64_t j = cols; j < 16; ++j) dst[j] = 0.0;
+      for (int64_t j = cols; j < kPackedCols; ++j) dst[j] = 0.0;
     }
   }
 }

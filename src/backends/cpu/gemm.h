@@ -23,8 +23,10 @@ void dgemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const 
 // Constant B operands packed once (conv_f64's weights) where dgemm has a kernel of its own
 // (AVX-512): per block of 16 columns, k rows of 16, zero-padded; the block of a column offset
 // that is a multiple of 16 starts at bp + offset * k. dgemm_packed computes C (+)= A B from it.
+inline constexpr int64_t kPackedCols = 16;
+inline int64_t packed_b_doubles(int64_t k, int64_t n) { return (n + kPackedCols - 1) / kPackedCols * kPackedCols * k; }
 bool dgemm_packs_b();
-void pack_b_16(const double* b, int64_t ldb, int64_t k, int64_t n, double* out);  // out: ceil(n/16)*16*k
+void pack_b_16(const double* b, int64_t ldb, int64_t k, int64_t n, double* out);  // out: packed_b_doubles(k, n)
 void dgemm_packed(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* bp, bool add, double* c,
                   int64_t ldc);
 

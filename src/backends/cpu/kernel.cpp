@@ -1,5 +1,7 @@
 #include "backends/cpu/kernel.h"
 
+#include "lockstep/lockstep.h"
+
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/layout.h"
 
@@ -28,11 +30,7 @@ std::vector<int64_t> broadcast_strides(const Shape& operand, const Shape& out) {
   return result;
 }
 
-bool CompileContext::accumulates_f64(const ir::Node& node) const {
-  for (const std::string& prefix : f64_prefixes)
-    if (node.name.rfind(prefix, 0) == 0) return true;
-  return false;
-}
+bool CompileContext::accumulates_f64(const ir::Node& node) const { return f64_accumulates(f64_prefixes, node.name); }
 
 Shape CompileContext::view_shape(const ir::Node& node, ir::ValueId id) const {
   const bool channels_last = !node.outputs.empty() && is_nwc(node.outputs[0]);

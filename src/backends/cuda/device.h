@@ -133,11 +133,7 @@ class Context {
   Precision precision = Precision::kFp32;
   std::vector<std::string> f64_prefixes;  // Options::f64_accumulate, resolved (conv_f64.cu)
   // Whether `node` (a Conv or MatMul) is to accumulate in float64: its name starts with a prefix.
-  bool accumulates_f64(const ir::Node& node) const {
-    for (const std::string& prefix : f64_prefixes)
-      if (node.name.rfind(prefix, 0) == 0) return true;
-    return false;
-  }
+  bool accumulates_f64(const ir::Node& node) const { return f64_accumulates(f64_prefixes, node.name); }
 
   std::vector<PrologueFusion> prologues;  // recorded by the Conv and element-wise paths
   std::vector<Absorption> absorptions;    // recorded by the tensor-core and FFMA conv paths

@@ -18,9 +18,7 @@ namespace {
 
 using ir::Op;
 
-// Rounding a float64 result to float32 once is ~3e-8 rel L2 for these values; float32
-// accumulation over these 576-1920-term sums measured 1e-7 to 3e-7.
-constexpr double kF64RelL2 = 6e-8;
+using test::kOneRoundingRelL2;
 
 TEST(CpuF64Accumulate, ChosenConvsAndMatMulsRoundOnceWithTheSameBitsAtAnyThreadCount) {
   uint32_t seed = 1200;
@@ -41,7 +39,7 @@ TEST(CpuF64Accumulate, ChosenConvsAndMatMulsRoundOnceWithTheSameBitsAtAnyThreadC
       EXPECT_EQ(f64_kernels, 3) << at << ": conv_a, conv_b and the scores in float64, /dec/conv not";
       std::vector<Tensor> got = exe->run(inputs);
       const double scores = diff::compare(got[0], want[0]).rel_l2;
-      EXPECT_LE(scores, kF64RelL2) << at << ": the scores (and the two convs before them)";
+      EXPECT_LE(scores, kOneRoundingRelL2) << at << ": the scores (and the two convs before them)";
       expect_outputs_match({got[1]}, {want[1]}, 192 + 24, at + ": /dec/conv in float32", kCpuRelL2, kCpuAbsPerTerm);
       if (first.empty()) first = got;
       else
