@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
 APT_PACKAGES=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   clang-14 libclang-rt-14-dev libomp-14-dev libc++-14-dev libc++abi-14-dev googletest dpkg-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libdnnl-dev libopenblas-dev
@@ -36,14 +36,15 @@ fi
 
 BUILD=build-asan
 JOBS="$(nproc)"
+source scripts/lib/steps.sh  # CI's step table (LOCKSTEP_STEP_LOG; .ci/run)
+out="$(mktemp)"; trap 'rm -f "$out"' EXIT
 step() { echo; echo "=== ci-sanitizers: $* ($(date +%T))"; }
 
-step "protobuf source for libprotobuf-lite (Debian's source package, apt-get source)"
+step_begin "asan: protobuf source + build (clang-14, libc++, ASan+UBSan, fuzzers; no CUDA/Vulkan/Python)"
 ./scripts/fetch-protobuf-source.sh .deps/protobuf
-
-step "configure + build (asan preset)"
 cmake --preset asan >/dev/null
 cmake --build "$BUILD" -j "$JOBS" --target lockstep_tests lockstep fuzz_model_load fuzz_npy
+step_end
 
 # Sanitizer behaviour: any report fails the test; leaks inside uninstrumented oneDNN/OpenMP/OpenBLAS
 # runtimes are suppressed (fuzz/lsan.supp says why), nothing of lockstep's.
@@ -53,7 +54,7 @@ export LSAN_OPTIONS="suppressions=$ROOT/fuzz/lsan.supp:print_suppressions=0"
 # oneDNN's JIT and OpenMP threads are fine under ASan; keep the pools small on 2 cores.
 export OMP_NUM_THREADS=2
 
-step "unit + conformance tests under ASan/UBSan"
+step_begin "asan: CPU ctest under ASan/UBSan"
 # The shared-model oracle tests run the 128-frame decoder in float64 and take minutes under
 # ASan; they run in the normal CI build, so they are skipped here by default.
 # The Python-driven runner sweeps (ONNX Runtime, TVM) and the decoder-sized bisection sweeps
@@ -61,12 +62,17 @@ step "unit + conformance tests under ASan/UBSan"
 # The real Piper voice's float64 reference runs are left to the normal build too (its cpu tests run).
 # The ONNX node conformance suite runs in one process after ctest (scripts/run-conformance.sh).
 EXCLUDE="${ASAN_CTEST_EXCLUDE:-SharedModels|Soak\\.|OrtBisect|TvmRunner|BisectModelTest.*_dec_|PiperVoice\\.(Sentences|SeededNoise)|PiperArch|^Node/OnnxNodeTest\\.}"
-ctest --test-dir "$BUILD" -L cpu -E "$EXCLUDE" --output-on-failure -j "$JOBS" --timeout 900
-./scripts/run-conformance.sh "$BUILD/tests/lockstep_tests"
+ctest --test-dir "$BUILD" -L cpu -E "$EXCLUDE" --output-on-failure -j "$JOBS" --timeout 900 2>&1 | tee "$out"
+step_end "$(count_ctest "$out")"
+step_begin "asan: ONNX node conformance (one process)"
+./scripts/run-conformance.sh "$BUILD/tests/lockstep_tests" 2>&1 | tee "$out"
+step_end "$(count_gtest "$out")"
 
-step "soak under LeakSanitizer"
-LOCKSTEP_SOAK_CYCLES="${SOAK_CYCLES:-30}" "$BUILD/tests/lockstep_tests" --gtest_filter='Soak.*'
+step_begin "asan: soak under LeakSanitizer"
+LOCKSTEP_SOAK_CYCLES="${SOAK_CYCLES:-30}" "$BUILD/tests/lockstep_tests" --gtest_filter='Soak.*' 2>&1 | tee "$out"
+step_end "$(count_gtest "$out")"
 
+step_begin "asan: fuzzers (fuzz_model_load, fuzz_npy)"
 step "seed corpora"
 CORPUS="$BUILD/corpus"
 rm -rf "$CORPUS" && mkdir -p "$CORPUS/model-seed" "$CORPUS/npy-seed" "$CORPUS/model-new" "$CORPUS/npy-new"
@@ -98,4 +104,5 @@ for f in fuzz_model_load fuzz_npy; do
     fail=1
   fi
 done
+((fail)) || step_end 2
 exit "$fail"

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libdnnl-dev libopenblas-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libssl-dev zlib1g-dev
@@ -22,6 +22,10 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# The compiler cache (CMakeLists.txt, docs/ci.md) lives outside the checkout (~/.cache/ccache),
+# sized to hold the Release, sanitizer and arm64 trees together.
+ccache --max-size "${LOCKSTEP_CCACHE_SIZE:-12G}" >/dev/null
 
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"

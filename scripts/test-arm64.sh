@@ -20,13 +20,16 @@ JOBS="${LOCKSTEP_ARM64_JOBS:-$(nproc)}"
 export QEMU_CPU="${QEMU_CPU:-neoverse-n1}"
 T0=$SECONDS
 step() { echo; echo "=== test-arm64: $* ($(date +%T), $(((SECONDS - T0) / 60))m$(((SECONDS - T0) % 60))s)"; }
+source scripts/lib/steps.sh  # CI's step table (LOCKSTEP_STEP_LOG; .ci/run)
+out="$(mktemp)"; trap 'rm -f "$out"' EXIT
+step_begin "arm64: host packages, sysroot, cross build"
 
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 
 # --- 1. host packages (amd64) --------------------------------------------------------------
 HOST_PACKAGES=(
-  cmake ninja-build protobuf-compiler crossbuild-essential-arm64 qemu-user-static
+  cmake ninja-build ccache protobuf-compiler crossbuild-essential-arm64 qemu-user-static
   libonnx-testdata python3 python3-numpy
 )
 if [ "${LOCKSTEP_SKIP_APT:-0}" != 1 ]; then
@@ -95,6 +98,7 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/aarch64-linux-gnu.cmake" -DLOCKSTEP_ARM64_SYSROOT="$SYSROOT" \
   -DLOCKSTEP_CUDA=OFF -DLOCKSTEP_VULKAN=OFF -DLOCKSTEP_PYTHON=OFF -DONNX_PROTO_SOURCE="$SYSROOT/usr/include/onnx/onnx.proto" >/dev/null
 cmake --build "$BUILD" -j "$JOBS" --target lockstep lockstep_tests
+step_end
 
 # --- 4. tests under qemu -------------------------------------------------------------------
 step "CPU tests under qemu-aarch64-static (QEMU_CPU=$QEMU_CPU)"
@@ -149,6 +153,10 @@ EXCLUDE="${LOCKSTEP_ARM64_EXCLUDE:-$EXCLUDE}"
 echo "test-arm64: ctest -L cpu -E '$EXCLUDE'"
 # The ONNX node conformance suite runs in one emulated process (scripts/run-conformance.sh): a
 # qemu start per case would cost minutes.
-ctest --test-dir "$BUILD" -L cpu -E "$EXCLUDE|^Node/OnnxNodeTest\\." --output-on-failure -j "$JOBS" "$@"
-./scripts/run-conformance.sh qemu-aarch64-static -cpu "$QEMU_CPU" "$BUILD/tests/lockstep_tests"
+step_begin "arm64: CPU ctest under qemu (documented subset)"
+ctest --test-dir "$BUILD" -L cpu -E "$EXCLUDE|^Node/OnnxNodeTest\\." --output-on-failure -j "$JOBS" "$@" 2>&1 | tee "$out"
+step_end "$(count_ctest "$out")"
+step_begin "arm64: ONNX node conformance under qemu (one process)"
+./scripts/run-conformance.sh qemu-aarch64-static -cpu "$QEMU_CPU" "$BUILD/tests/lockstep_tests" 2>&1 | tee "$out"
+step_end "$(count_gtest "$out")"
 step "done: arm64 build and CPU tests passed"

@@ -1,5 +1,6 @@
 // The `lockstep` binary end to end: exit codes, files written (or not), reports.
 // Expected numbers come from the shared fixtures (PyTorch float64 oracles), not from lockstep.
+#include "support/paths.h"
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,8 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kBinary = LOCKSTEP_CLI;  // the binary, or the emulator and the binary
-const std::string kModel = LOCKSTEP_SOURCE_DIR "/../shared/models/vits_seed_174";
+const std::string kBinary = lockstep_test::cli_command();  // the binary, or the emulator and the binary
+const std::string kModel = lockstep_test::source_dir() + "/../shared/models/vits_seed_174";
 constexpr double kCpuRelL2 = diff::kAgreeRelL2;  // the project's pass line against the oracle
 
 struct Result {

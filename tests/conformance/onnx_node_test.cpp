@@ -1,6 +1,7 @@
 // The ONNX backend node tests (Debian's libonnx-testdata) on the reference and CPU backends.
 // A test whose model uses only ops in ops.inc must pass or be listed in skip_list.txt with a
 // reason; tests using other ops are counted as unsupported and not run.
+#include "support/paths.h"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -87,7 +88,7 @@ std::string trim(const std::string& s) {
 const SkipList& skip_list() {
   static const SkipList list = [] {
     SkipList out;
-    std::string path = LOCKSTEP_SOURCE_DIR "/tests/conformance/skip_list.txt";
+    std::string path = lockstep_test::source_dir() + "/tests/conformance/skip_list.txt";
     std::ifstream in(path);
     if (!in) {
       out.errors.push_back("cannot read " + path);

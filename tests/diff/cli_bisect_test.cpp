@@ -1,5 +1,6 @@
 // `lockstep bisect`, `determinism` and `bisect-passes` end to end on the embedded default: clean
 // backends agree (exit 0) and bad arguments are clear errors (exit 2, nothing written).
+#include "support/paths.h"
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kBinary = LOCKSTEP_CLI;  // the binary, or the emulator and the binary
+const std::string kBinary = lockstep_test::cli_command();  // the binary, or the emulator and the binary
 
 struct Result {
   int rc = -1;

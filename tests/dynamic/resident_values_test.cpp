@@ -2,6 +2,7 @@
 // without a GPU: a backend that wraps the cpu and keeps every output the stage lets it keep in a
 // stand-in device value, counting what the host fetches back. Oracle: the same model on the cpu
 // with every value on the host (bit-identical: the same kernels run either way).
+#include "support/paths.h"
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -88,7 +89,7 @@ class KeepingBackend final : public Backend {
   mutable Counters counters;
 };
 
-const char* kArch = LOCKSTEP_SOURCE_DIR "/tests/fixtures/piper_arch/piper_arch_s1";
+const std::string kArch = lockstep_test::source_dir() + "/tests/fixtures/piper_arch/piper_arch_s1";
 
 std::vector<Tensor> arch_inputs(int phonemes, bool noise) {
   auto data = read_npz(std::string(kArch) + "_n" + std::to_string(phonemes) + ".npz");

@@ -2,6 +2,7 @@
 // the cuda backend against the float64 reference.
 #pragma once
 
+#include "support/paths.h"
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -39,7 +40,7 @@ inline constexpr double kModelCosine = 0.9999999;
 // LOCKSTEP_MODELS_DIR, else ../shared/models beside the source tree; "" when neither exists.
 inline std::string models_dir() {
   if (const char* env = std::getenv("LOCKSTEP_MODELS_DIR"); env && *env && std::filesystem::exists(env)) return env;
-  const std::string shared = LOCKSTEP_SOURCE_DIR "/../shared/models";
+  const std::string shared = lockstep_test::source_dir() + "/../shared/models";
   if (std::filesystem::exists(shared)) return shared;
   return "";
 }

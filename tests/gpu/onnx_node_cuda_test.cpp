@@ -1,6 +1,7 @@
 // The ONNX backend node tests on the cuda backend: every test that passes on the CPU must pass on
 // CUDA at the CPU's tolerance. Reads the suite from $LOCKSTEP_ONNX_NODE_DIR (the GPU machine has
 // no libonnx-testdata) and tests/conformance/skip_list.txt (read-only, owned by conformance).
+#include "support/paths.h"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -34,7 +35,7 @@ std::string node_dir() {
 
 std::string skip_list_path() {
   if (const char* env = std::getenv("LOCKSTEP_SKIP_LIST"); env && *env) return env;
-  const std::string built = LOCKSTEP_SOURCE_DIR "/tests/conformance/skip_list.txt";
+  const std::string built = lockstep_test::source_dir() + "/tests/conformance/skip_list.txt";
   if (fs::exists(built)) return built;
   return "tests/conformance/skip_list.txt";  // the repository root on the GPU machine
 }

@@ -2,6 +2,7 @@
 // run-time shape stage with a probe backend that asks cuda's unsupported_reason() about every node
 // of every segment and computes on the cpu, so that a node cuda would refuse is found here, with
 // its shapes. CudaVoice.* runs the voices on the GPU against their float64 oracles.
+#include "support/paths.h"
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -61,7 +62,7 @@ struct ArchCase {
 };
 
 std::vector<Tensor> arch_inputs(const ArchCase& c, Tensor* want = nullptr) {
-  const std::string stem = LOCKSTEP_SOURCE_DIR "/tests/fixtures/piper_arch/piper_arch_s" + std::to_string(c.speakers);
+  const std::string stem = lockstep_test::source_dir() + "/tests/fixtures/piper_arch/piper_arch_s" + std::to_string(c.speakers);
   auto data = read_npz(stem + "_n" + std::to_string(c.phonemes) + ".npz");
   std::vector<Tensor> in = {data.at("input"), data.at("input_lengths"), data.at("scales")};
   if (c.speakers > 1) in.push_back(data.at("sid"));
@@ -70,7 +71,7 @@ std::vector<Tensor> arch_inputs(const ArchCase& c, Tensor* want = nullptr) {
 }
 
 std::string arch_model(int speakers) {
-  return LOCKSTEP_SOURCE_DIR "/tests/fixtures/piper_arch/piper_arch_s" + std::to_string(speakers) + ".onnx";
+  return lockstep_test::source_dir() + "/tests/fixtures/piper_arch/piper_arch_s" + std::to_string(speakers) + ".onnx";
 }
 
 void expect_no_refusals(const ProbeBackend& probe, const std::string& what) {

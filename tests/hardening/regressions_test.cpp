@@ -1,6 +1,7 @@
 // Every file under tests/hardening/regressions/ (inputs that once crashed or misbehaved under a
 // fuzzer, minimized) must load as a fuzzer would and end in a lockstep::Error or succeed:
 // *.onnx through import + pipeline, *.npy/*.npz (and other names) through the npy/npz parsers.
+#include "support/paths.h"
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -31,7 +32,7 @@ void load_like_fuzz_model(const std::string& bytes) {
 }
 
 TEST(FuzzRegressions, EveryCheckedInCaseIsRefusedCleanly) {
-  const fs::path dir = fs::path(LOCKSTEP_SOURCE_DIR) / "tests/hardening/regressions";
+  const fs::path dir = fs::path(lockstep_test::source_dir()) / "tests/hardening/regressions";
   int cases = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     if (!e.is_regular_file() || e.path().filename() == "README.md") continue;

@@ -1,5 +1,6 @@
 // Robust outputs (issue 5): a failed write leaves nothing behind, and `lockstep run` killed with
 // SIGKILL at any moment leaves no partial .npy and no stray temporary file.
+#include "support/paths.h"
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -63,7 +64,7 @@ TEST(RobustOutput, OverwriteReplacesWholeFileAndLeavesNoTemp) {
 // folder holds only complete .npy files (or nothing) and, where writes go through an anonymous
 // O_TMPFILE (Linux with /proc), no temporaries. Elsewhere (macOS) a named temporary may stay.
 TEST(RobustOutput, SigkillMidRunLeavesNoPartialFile) {
-  const std::string cli = std::string(LOCKSTEP_BINARY_DIR) + "/lockstep";
+  const std::string cli = lockstep_test::binary_dir() + "/lockstep";
   if (!fs::exists(cli)) GTEST_SKIP() << "no CLI at " << cli;
   const std::string dir = test::temp_dir() + "/robust_kill";
   fs::create_directories(dir);

@@ -1,6 +1,7 @@
 // A Piper-architecture voice built from Piper's own VITS code with random seeded weights
 // (scripts/export_piper_arch.py, run where torch is: the GPU machine), single- and multi-speaker,
 // several phoneme counts. Oracle: float64 PyTorch on the same weights at scales (0, 1, 0).
+#include "support/paths.h"
 #include <gtest/gtest.h>
 
 #include "core/npy.h"
@@ -27,7 +28,7 @@ class PiperArch : public ::testing::TestWithParam<ArchCase> {};
 
 TEST_P(PiperArch, MatchesFloat64PyTorch) {
   const ArchCase c = GetParam();
-  const std::string dir = LOCKSTEP_SOURCE_DIR "/tests/fixtures/piper_arch/";
+  const std::string dir = lockstep_test::source_dir() + "/tests/fixtures/piper_arch/";
   const std::string stem = "piper_arch_s" + std::to_string(c.speakers);
   Model model = Model::load(dir + stem + ".onnx");
   auto data = read_npz(dir + stem + "_n" + std::to_string(c.phonemes) + ".npz");

@@ -2,6 +2,7 @@
 // committed sentences (tests/fixtures/piper/sentences.json, Piper's own phoneme ids).
 // Oracles: ONNX Runtime's audio length (tests/fixtures/piper/ort_lengths.json, written by
 // scripts/piper_ort_lengths.py) and lockstep's float64 reference for the values.
+#include "support/paths.h"
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -46,8 +47,8 @@ struct Sentence {
 const std::vector<Sentence>& sentences() {
   static const std::vector<Sentence> all = [] {
     std::vector<Sentence> out;
-    auto ids = nlohmann::json::parse(read_file(LOCKSTEP_SOURCE_DIR "/tests/fixtures/piper/sentences.json"));
-    auto ort = nlohmann::json::parse(read_file(LOCKSTEP_SOURCE_DIR "/tests/fixtures/piper/ort_lengths.json"));
+    auto ids = nlohmann::json::parse(read_file(lockstep_test::source_dir() + "/tests/fixtures/piper/sentences.json"));
+    auto ort = nlohmann::json::parse(read_file(lockstep_test::source_dir() + "/tests/fixtures/piper/ort_lengths.json"));
     for (size_t i = 0; i < ids["sentences"].size(); ++i)
       out.push_back({ids["sentences"][i]["text"], ids["sentences"][i]["ids"].get<std::vector<int64_t>>(),
                      ort["sentences"][i]["shape"].get<Shape>()});
@@ -119,7 +120,7 @@ TEST_F(PiperVoice, SeededNoiseIsTheSameOnEveryBackendAndRun) {
   std::string outs[2];
   for (int k = 0; k < 2; ++k) {
     std::string out = dir + "/out" + std::to_string(k);
-    std::string cmd = std::string(LOCKSTEP_CLI) + " run " + voice_path() + " --backend cpu --threads 2 --seed 7 --inputs " +
+    std::string cmd = lockstep_test::cli_command() + " run " + voice_path() + " --backend cpu --threads 2 --seed 7 --inputs " +
                       dir + "/input.npy " + dir + "/input_lengths.npy " + dir + "/scales.npy -o " + out + " >/dev/null 2>&1";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     outs[k] = sha256_hex(read_npy(out + "/output.npy"));

@@ -1,5 +1,6 @@
 // `lockstep extract` and `lockstep reduce` from the command line: results, exit codes, clear
 // errors for bad arguments (and no files left behind), runners through the CLI.
+#include "support/paths.h"
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,7 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kBinary = LOCKSTEP_CLI;  // the binary, or the emulator and the binary
+const std::string kBinary = lockstep_test::cli_command();  // the binary, or the emulator and the binary
 constexpr int64_t kFrames = 128;  // the default's topology, short: fast reference traces
 
 struct Result {

@@ -2,6 +2,7 @@
 // it makes possible. runners/stateful_runner.py stands for the report's runtime: right in a fresh
 // process, wrong from its second compile in one process. Oracles: ONNX Runtime (inside the
 // runner) and lockstep's float64 reference.
+#include "support/paths.h"
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,7 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kBinary = LOCKSTEP_CLI;  // the binary, or the emulator and the binary
+const std::string kBinary = lockstep_test::cli_command();  // the binary, or the emulator and the binary
 constexpr int64_t kFrames = 128;           // the default's topology, short: fast traces and sessions
 
 struct Result {

@@ -1,6 +1,7 @@
 // Finding a Python that can run the runners in runners/ (tests SKIP with a message without one).
 #pragma once
 
+#include "support/paths.h"
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -8,7 +9,7 @@
 namespace lockstep::test {
 
 inline std::string runners_dir() {
-  return std::string(LOCKSTEP_SOURCE_DIR) + "/runners";
+  return lockstep_test::source_dir() + "/runners";
 }
 
 // The first of $LOCKSTEP_PYTHON, the repo's .venv, python3 on PATH, /usr/bin/python3 that imports
@@ -17,7 +18,7 @@ inline std::string find_python(const std::string& modules,
                                const char* env_var = "LOCKSTEP_PYTHON") {
   std::vector<std::string> candidates;
   if (const char* env = std::getenv(env_var); env && *env) candidates.push_back(env);
-  candidates.push_back(std::string(LOCKSTEP_SOURCE_DIR) + "/.venv/bin/python3");
+  candidates.push_back(lockstep_test::source_dir() + "/.venv/bin/python3");
   candidates.push_back("python3");
   candidates.push_back("/usr/bin/python3");
   std::string imports;

@@ -1,3 +1,4 @@
+#include "support/paths.h"
 #include "support/fixtures.h"
 
 #include <unistd.h>
@@ -26,7 +27,7 @@ struct TempDir {
 // LOCKSTEP_MODELS_DIR points elsewhere on machines without ../shared (the GPU machine).
 std::string shared_models_dir() {
   const char* dir = std::getenv("LOCKSTEP_MODELS_DIR");
-  return dir && *dir ? dir : LOCKSTEP_SOURCE_DIR "/../shared/models";
+  return dir && *dir ? dir : lockstep_test::source_dir() + "/../shared/models";
 }
 std::string shared_model(const std::string& stem) { return shared_models_dir() + "/" + stem + ".onnx"; }
 // Debian's libonnx-testdata; LOCKSTEP_ONNX_NODE_DATA_DIR points elsewhere (e.g. the onnx wheel's

@@ -1,3 +1,4 @@
+#include "support/paths.h"
 #include "support/voice.h"
 
 #include <nlohmann/json.hpp>
@@ -12,7 +13,7 @@ namespace lockstep::test {
 
 std::string voice_path() {
   if (const char* v = std::getenv("LOCKSTEP_VOICE")) return v;
-  return std::string(LOCKSTEP_SOURCE_DIR) + "/.cache/voices/en_US-joe-medium.onnx";
+  return lockstep_test::source_dir() + "/.cache/voices/en_US-joe-medium.onnx";
 }
 
 std::vector<Tensor> voice_inputs(const std::vector<int64_t>& ids, float noise, float length, float noise_w) {
@@ -22,7 +23,7 @@ std::vector<Tensor> voice_inputs(const std::vector<int64_t>& ids, float noise, f
 }
 
 std::vector<int64_t> sentence_ids(size_t i) {
-  auto j = nlohmann::json::parse(read_file(LOCKSTEP_SOURCE_DIR "/tests/fixtures/piper/sentences.json"));
+  auto j = nlohmann::json::parse(read_file(lockstep_test::source_dir() + "/tests/fixtures/piper/sentences.json"));
   return j["sentences"][i]["ids"].get<std::vector<int64_t>>();
 }
 

@@ -1,6 +1,7 @@
 // Device selection through the environment, in fresh `lockstep` processes (the device is chosen
 // once per process): LOCKSTEP_VULKAN_DEVICE by index or name substring, a name that matches nothing
 // (vulkan unavailable, the devices listed), and LOCKSTEP_VULKAN=0.
+#include "support/paths.h"
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,7 +27,7 @@ class VulkanDeviceSelection : public ::testing::Test {
   // `lockstep ARGS` under ENV ("NAME=value ..."); stdout and stderr together in `out`.
   int lockstep(const std::string& env, const std::string& args, std::string& out) const {
     const std::string log = (dir_ / "log.txt").string();
-    const int status = std::system((env + " " + LOCKSTEP_CLI + " " + args + " >" + log + " 2>&1").c_str());
+    const int status = std::system((env + " " + lockstep_test::cli_command() + " " + args + " >" + log + " 2>&1").c_str());
     std::ifstream in(log);
     std::stringstream s;
     s << in.rdbuf();

@@ -2,6 +2,7 @@
 // vulkan at the cpu's tolerance, or vulkan refuses it through unsupported_reason (counted and
 // skipped with the reason). The suite is $LOCKSTEP_ONNX_NODE_DIR, else Debian's libonnx-testdata;
 // the skip list is tests/conformance/skip_list.txt. The helpers follow tests/gpu/onnx_node_cuda_test.cpp.
+#include "support/paths.h"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -36,7 +37,7 @@ std::string node_dir() {
 
 std::string skip_list_path() {
   if (const char* env = std::getenv("LOCKSTEP_SKIP_LIST"); env && *env) return env;
-  const std::string built = LOCKSTEP_SOURCE_DIR "/tests/conformance/skip_list.txt";
+  const std::string built = lockstep_test::source_dir() + "/tests/conformance/skip_list.txt";
   if (fs::exists(built)) return built;
   return "tests/conformance/skip_list.txt";  // the repository root on the GPU machine
 }

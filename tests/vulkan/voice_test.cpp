@@ -2,6 +2,7 @@
 // run-time shape stage with a probe backend that asks vulkan's unsupported_reason() about every
 // node of every segment (and computes on the cpu): a refused node is listed with its shapes.
 // VulkanVoice.* runs the voice on the device against the float64 reference and the cpu.
+#include "support/paths.h"
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -111,8 +112,8 @@ TEST(VulkanVoice, EverySentenceMatchesOnnxRuntimeLengthAndTheReference) {
   LOCKSTEP_REQUIRE_VOICE();
   LOCKSTEP_REQUIRE_VULKAN();
   if (!std::getenv("LOCKSTEP_VULKAN_VOICE_ALL")) GTEST_SKIP() << "opt-in: set LOCKSTEP_VULKAN_VOICE_ALL=1 (every sentence, minutes)";
-  auto ids = nlohmann::json::parse(read_file(LOCKSTEP_SOURCE_DIR "/tests/fixtures/piper/sentences.json"));
-  auto ort = nlohmann::json::parse(read_file(LOCKSTEP_SOURCE_DIR "/tests/fixtures/piper/ort_lengths.json"));
+  auto ids = nlohmann::json::parse(read_file(lockstep_test::source_dir() + "/tests/fixtures/piper/sentences.json"));
+  auto ort = nlohmann::json::parse(read_file(lockstep_test::source_dir() + "/tests/fixtures/piper/ort_lengths.json"));
   const Model model = Model::load(voice_path());
   Options cpu_options;
   cpu_options.threads = 2;

@@ -1,5 +1,6 @@
 // The embedded default against DESIGN.md's inventory and against the PyTorch-exported
 // /work/shared/models/vits_seed_174.onnx (same topology; its weights + .ref64.npy check the math).
+#include "support/paths.h"
 #include "zoo/seed_flow.h"
 
 #include <gtest/gtest.h>
@@ -20,7 +21,7 @@
 namespace lockstep::zoo {
 namespace {
 
-const std::string kShared = LOCKSTEP_SOURCE_DIR "/../shared/models/vits_seed_174";
+const std::string kShared = lockstep_test::source_dir() + "/../shared/models/vits_seed_174";
 constexpr double kReferenceRelL2 = 1e-12;   // float64 reference vs PyTorch float64
 // numpy evaluated the recipe in float32 (argument rounding up to ~4e-6 rad at 3c+t = 1404); we
 // evaluate in double and round once. Measured max difference: 2.4e-6.

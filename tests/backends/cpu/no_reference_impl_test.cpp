@@ -4,6 +4,7 @@
 // (ONEDNN_MAX_CPU_ISA for oneDNN, LOCKSTEP_CPU_ISA for lockstep's own kernels), in a fresh
 // `lockstep info --kernels cpu` process each (oneDNN takes its cap once per process), and the
 // test fails naming the model, cap, node, shape and implementation of any reference one.
+#include "support/paths.h"
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,7 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kBinary = LOCKSTEP_CLI;  // the binary, or the emulator and the binary (cross builds)
+const std::string kBinary = lockstep_test::cli_command();  // the binary, or the emulator and the binary (cross builds)
 
 struct Cap {
   const char* onednn;    // ONEDNN_MAX_CPU_ISA
