@@ -5,7 +5,7 @@ scales (0, 1, 0) and with noise on (0.667, 1, 0.8) at --seed 7, the rel L2 of ea
 pass 1e-5.
 
   .venv/bin/python bench/voice_accuracy.py [--voice .cache/voices/en_US-joe-medium.onnx]
-      [--lockstep build/lockstep] [--test cpu] [-- EXTRA lockstep compare ARGS...]
+      [--lockstep build/lockstep] [--ref reference] [--test cpu] [-- EXTRA lockstep compare ARGS...]
 
 EXTRA goes to every compare (e.g. `-- --f64-accumulate none`, or LOCKSTEP_CUDA_F64=1 in the
 environment for cuda's float64 encoder).
@@ -28,6 +28,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--voice", default=os.path.join(ROOT, ".cache/voices/en_US-joe-medium.onnx"))
     ap.add_argument("--lockstep", default=os.path.join(ROOT, "build/lockstep"))
+    ap.add_argument("--ref", default="reference", help="the side measured against (e.g. cpu for cuda vs cpu)")
     ap.add_argument("--test", default="cpu")
     ap.add_argument("extra", nargs="*", help="after --: more lockstep compare arguments")
     args = ap.parse_args()
@@ -42,12 +43,12 @@ def main():
                 np.save(f"{d}/input.npy", np.array([s["ids"]], dtype=np.int64))
                 np.save(f"{d}/input_lengths.npy", np.array([len(s["ids"])], dtype=np.int64))
                 np.save(f"{d}/scales.npy", np.array(scales, dtype=np.float32))
-                cmd = [args.lockstep, "compare", args.voice, "--ref", "reference", "--test", args.test, "--seed", "7",
+                cmd = [args.lockstep, "compare", args.voice, "--ref", args.ref, "--test", args.test, "--seed", "7",
                        "--inputs", f"{d}/input.npy", f"{d}/input_lengths.npy", f"{d}/scales.npy", *args.extra]
                 out = subprocess.run(cmd, capture_output=True, text=True).stdout
                 m = re.search(r"^output\s+\[[^\]]*\]\s+\S+\s+\S+\s+\S+\s+(\S+)", out, re.M)
                 rows.setdefault(k, {})[mode] = float(m.group(1)) if m else float("nan")
-    print(f"{args.test} vs reference, {os.path.basename(args.voice)} {' '.join(args.extra)}")
+    print(f"{args.test} vs {args.ref}, {os.path.basename(args.voice)} {' '.join(args.extra)}")
     print("| sentence | phonemes | " + " | ".join(modes) + " |")
     print("|---|---|" + "---|" * len(modes))
     for k, s in enumerate(sentences):

@@ -14,6 +14,8 @@ ir::ValueId GraphBuilder::value(std::string name, Shape shape, Tensor constant) 
   ir::Value v;
   v.name = std::move(name);
   v.shape = std::move(shape);
+  // A constant's value has the constant's type (an int64 shape stays int64 on every backend).
+  if (constant.defined()) v.dtype = constant.dtype();
   v.constant = std::move(constant);
   return g_.add_value(std::move(v));
 }

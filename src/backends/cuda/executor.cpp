@@ -90,8 +90,8 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     ctx_ = std::make_unique<Context>(graph_);
     ctx_->safe = options.safe;
     ctx_->precision = parse_precision(options.precision);
-    // conv_f64.cu has not yet run on a GPU (written when no device was lent): until it has, cuda
-    // honours Options::f64_accumulate only with LOCKSTEP_CUDA_F64=1 (docs/accuracy.md).
+    // conv_f64.cu is right on a GPU (CudaF64Accumulate, 2026-12-05) but on the joe voice it does not
+    // bring cuda within 1e-5 of float64 (bench/RESULTS.md): opt-in, LOCKSTEP_CUDA_F64=1 (docs/accuracy.md).
     if (env_is("LOCKSTEP_CUDA_F64", "1")) ctx_->f64_prefixes = resolve_f64_accumulate(graph_, options);
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "create stream");
     HandleLoan loan(*this);  // cuBLAS and cuDNN for the compile only (handle_pool.h)
