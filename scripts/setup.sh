@@ -35,9 +35,11 @@ fi
 if [ "${LOCKSTEP_SKIP_VENV:-0}" != 1 ]; then
   # nanobind, scikit-build-core and pytest: the Python package (python/, docs/python.md) is built
   # with the rest below and installed into .venv by scripts/test.sh.
-  if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c "import numpy, onnx, onnxruntime, nanobind, scikit_build_core, pytest" 2>/dev/null; then
+  # ml_dtypes (onnx's dependency) below 0.7: 0.7.0's extension takes 1.3 s to import here against
+  # 0.15 s for 0.6.0, and every runner process the tests start imports onnx (docs/ci.md).
+  if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c "import numpy, onnx, onnxruntime, nanobind, scikit_build_core, pytest, ml_dtypes; assert tuple(map(int, ml_dtypes.__version__.split('.')[:2])) < (0, 7)" 2>/dev/null; then
     [ -x .venv/bin/python3 ] || python3 -m venv .venv
-    .venv/bin/python3 -m pip install -q --disable-pip-version-check numpy onnx onnxruntime nanobind scikit-build-core pytest
+    .venv/bin/python3 -m pip install -q --disable-pip-version-check numpy onnx onnxruntime nanobind scikit-build-core pytest 'ml_dtypes<0.7'
   fi
 fi
 # The extension is built against .venv's Python when there is one (nanobind comes from there).
