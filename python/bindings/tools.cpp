@@ -30,7 +30,7 @@
 #include "onnx/import.h"
 #include "passes/pipeline.h"
 #include "dynamic/executable.h"
-#include "zoo/seed_flow.h"
+#include "core/npy.h"
 
 namespace lockstep::python {
 namespace {
@@ -257,24 +257,58 @@ void bind_tools(nb::module_& m) {
 
   // The in-process sequence of `lockstep determinism`: A1, A1 again, [A1 at another length,] B, C,
   // A2, A1 after A2 (B and C: the embedded default at other lengths and weights). Returns JSON.
+  // The in-process sequence of `lockstep determinism` (A1, A1 again, [A1 at length B,] B, C, A2,
+  // A from another path, A1 after A2), B and C written into `scratch` for fresh processes. Returns
+  // JSON: runs, the other models (label, path, expect) and, when the sequence ran A at another
+  // length, those inputs as an .npz for a fresh process.
   m.def("determinism_in_process", [](const NativeModel& native, nb::list arrays, const std::string& backend,
-                                     nb::handle options) {
+                                     nb::handle options, const std::string& scratch, const std::string& model_path) {
     std::vector<Tensor> inputs = tensors_of(arrays, native.model.graph());
     Options o = options_from_dict(options);
     nb::gil_scoped_release release;
     if (dynamic::needs_run_time_shapes(native.model.graph(), o)) o.input_shapes.clear();
-    constexpr uint64_t kGraphBSeed = 1, kGraphCSeed = 2;
-    constexpr int64_t kGraphBFrames = 512, kGraphCFrames = 256;
-    std::vector<diff::OtherGraph> others{
-        {"B", Model::from_graph(zoo::seed_flow_graph(kGraphBSeed, kGraphBFrames)), zoo::seed_flow_inputs(kGraphBFrames)},
-        {"C", Model::from_graph(zoo::seed_flow_graph(kGraphCSeed, kGraphCFrames)), zoo::seed_flow_inputs(kGraphCFrames)}};
-    nlohmann::json runs = nlohmann::json::array();
+    std::vector<diff::OtherGraph> others = diff::sequence_others(native.model, inputs, scratch, model_path);
+    nlohmann::json runs = nlohmann::json::array(), other_models = nlohmann::json::array();
+    bool churned = false;
     for (const auto& r : diff::in_process_sequence(native.model, inputs, backend, o, others)) {
-      nlohmann::json jr = {{"mode", r.mode}, {"compared", r.of_a}, {"sha256", r.sha256}};
+      nlohmann::json jr = {{"mode", r.mode}, {"compared", r.of_a}, {"sha256", r.sha256}, {"expect", r.expect}};
       if (!r.error.empty()) jr["error"] = r.error;
+      churned |= r.expect == "A at length B";
       runs.push_back(jr);
     }
-    return runs.dump();
+    for (const auto& other : others)
+      if (other.expect != "A") other_models.push_back({{"label", other.label}, {"path", other.path}, {"expect", other.expect}});
+    std::string length_npz;
+    if (churned) {
+      const ir::Graph& g = native.model.graph();
+      std::vector<Tensor> shorter = diff::other_length_inputs(g, inputs);
+      std::map<std::string, Tensor> named;
+      for (size_t i = 0; i < shorter.size(); ++i) named[g.value(g.inputs[i]).name] = shorter[i];
+      length_npz = scratch + "/inputs_at_length_b.npz";
+      write_npz(length_npz, named);
+    }
+    return nlohmann::json{{"runs", runs}, {"others", other_models}, {"length_npz", length_npz}}.dump();
+  });
+
+  // determinism's verdict over runs and the fresh bits of the other models, as the CLI gives it
+  // (diff::find_differences): JSON with differences, first_change and notes.
+  m.def("determinism_differences", [](const std::string& runs_json, const std::string& fresh_json,
+                                      const std::vector<std::string>& names) {
+    diff::DeterminismReport report;
+    report.output_names = names;
+    for (const auto& jr : nlohmann::json::parse(runs_json)) {
+      diff::DeterminismRun r;
+      r.mode = jr.at("mode").get<std::string>();
+      r.sha256 = jr.value("sha256", std::vector<std::string>{});
+      r.error = jr.value("error", std::string());
+      r.of_a = jr.value("compared", true);
+      r.expect = jr.value("expect", std::string());
+      report.runs.push_back(std::move(r));
+    }
+    report.fresh = nlohmann::json::parse(fresh_json).get<std::map<std::string, std::vector<std::string>>>();
+    diff::find_differences(report);
+    return nlohmann::json{{"differences", report.differences}, {"first_change", report.first_change},
+                          {"notes", report.notes}}.dump();
   });
 
   // `lockstep bisect-passes`: the first pass application that moves the output. Returns JSON.

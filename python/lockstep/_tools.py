@@ -292,32 +292,37 @@ def cli_path() -> str | None:
     return None
 
 
-def _fresh_runs(m: Model, arrays: list, backend: str, runs: int, options: dict, seed: int,
+def _worker_hashes(exe: str, model_file: str, npz: str, out_dir: str, backend: str, options: dict,
+                   n_outputs: int) -> list[str]:
+    """One fresh process of the CLI's hidden worker: the model on the inputs in ``npz``, SHA-256 per output."""
+    os.makedirs(out_dir)
+    anchors = os.path.join(out_dir, "anchors.txt")
+    open(anchors, "w").close()
+    cmd = [exe, "__worker", model_file, "--backend", backend, "--inputs-npz", npz, "--anchors", anchors, "--out",
+           out_dir, "--threads", str(int(options.get("threads", 0)))]  # run seed 0, as in-process
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        lines = (proc.stderr or proc.stdout).strip().splitlines()
+        raise RuntimeError(f"worker exited with {proc.returncode}: " + (lines[-1] if lines else ""))
+    return [sha256(np.load(os.path.join(out_dir, f"output_{i}.npy"))) for i in range(n_outputs)]
+
+
+def _fresh_runs(m: Model, npz: str, scratch: str, backend: str, runs: int, options: dict,
                 step: Callable[[str], None] | None) -> list[dict]:
     """``runs`` fresh processes of the CLI's hidden worker, each compiling and running the model."""
     exe = cli_path()
     if exe is None:
         return []  # DeterminismResult notes it: only the in-process sequence ran
     out = []
-    with tempfile.TemporaryDirectory(prefix="lockstep_determinism_") as scratch:
-        npz = os.path.join(scratch, "inputs.npz")
-        np.savez(npz, **{i.name: np.asarray(a) for i, a in zip(m.inputs, arrays)})
-        anchors = os.path.join(scratch, "anchors.txt")
-        open(anchors, "w").close()
-        for f in range(1, runs + 1):
-            _step(step, f"fresh process {f}/{runs}")
-            d = os.path.join(scratch, f"run{f}")
-            os.makedirs(d)
-            cmd = [exe, "__worker", m.file(), "--backend", backend, "--inputs-npz", npz, "--anchors", anchors, "--out",
-                   d, "--threads", str(int(options.get("threads", 0)))]  # run seed 0, as in-process
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            run: dict = {"mode": f"fresh#{f}", "compared": True, "sha256": []}
-            if proc.returncode != 0:
-                lines = (proc.stderr or proc.stdout).strip().splitlines()
-                run["error"] = f"worker exited with {proc.returncode}: " + (lines[-1] if lines else "")
-            else:
-                run["sha256"] = [sha256(np.load(os.path.join(d, f"output_{i}.npy"))) for i in range(len(m.outputs))]
-            out.append(run)
+    for f in range(1, runs + 1):
+        _step(step, f"fresh process {f}/{runs}")
+        run: dict = {"mode": f"fresh#{f}", "compared": True, "sha256": []}
+        try:
+            run["sha256"] = _worker_hashes(exe, m.file(), npz, os.path.join(scratch, f"run{f}"), backend, options,
+                                           len(m.outputs))
+        except RuntimeError as e:
+            run["error"] = str(e)
+        out.append(run)
     return out
 
 
@@ -348,7 +353,9 @@ def _churn_feeds(m: Model, arrays: list, seed: int) -> list:
 def determinism(model: ModelLike, backend: Side = "cpu", feeds: Feeds = None, *, runs: int = 3, seed: int = 0,
                 fresh: bool = True, progress: Any = None, **options: Any) -> DeterminismResult:
     """Same bits on every run (``lockstep determinism``). A lockstep backend: ``runs`` fresh processes
-    and the in-process sequence A1, A1 again, B, C, A2, A1 after A2. A Python callable or command:
+    and the in-process sequence A1, A1 again, [A1 at length B,] B, C (A's graph with other weights),
+    A2, A from another path, A1 after A2, each step checked against a fresh process of its own model
+    and inputs (the CLI's verdict, so both agree). A Python callable or command:
     calls A, B, A, B in this process (B: other inputs), each checked against the float64 reference
     of its inputs too, so that a runner answering from a stale cache is caught."""
     if runs < 1:
@@ -356,13 +363,33 @@ def determinism(model: ModelLike, backend: Side = "cpu", feeds: Feeds = None, *,
     m = load(model)
     arrays = ordered_feeds(m, feeds, seed)
     names = [o.name for o in m.outputs]
-    step = _progress(progress, runs + 1)
+    step = _progress(progress, runs + 4)
     if _is_backend(backend):
-        out = _fresh_runs(m, arrays, backend, runs, options, seed, step) if fresh else []
-        note = "" if out or not fresh else "no fresh processes: the lockstep CLI is not installed beside the package"
-        _step(step, "in-process A1, A1 again, B, C, A2, A1 after A2")
-        out += json.loads(_native.determinism_in_process(m._native, arrays, backend, options))
-        return DeterminismResult(backend, names, out, _differences(out, names), note)
+        with tempfile.TemporaryDirectory(prefix="lockstep_determinism_") as scratch:
+            npz = os.path.join(scratch, "inputs.npz")
+            np.savez(npz, **{i.name: np.asarray(a) for i, a in zip(m.inputs, arrays)})
+            out = _fresh_runs(m, npz, scratch, backend, runs, options, step) if fresh else []
+            note = "" if out or not fresh else "no fresh processes: the lockstep CLI is not installed beside the package"
+            _step(step, "in-process A1, A1 again, B, C, A2, A from another path, A1 after A2")
+            seq = json.loads(_native.determinism_in_process(m._native, arrays, backend, options, scratch, m.file()))
+            out += seq["runs"]
+            # Each model the sequence ran besides A, once in a fresh process: its bits are what the
+            # in-process step must give (a stale compiled model gives another's).
+            fresh_bits: dict[str, list[str]] = {}
+            exe = cli_path() if fresh else None
+            others = [(o["expect"], o["path"], npz) for o in seq["others"]]
+            if seq["length_npz"]:
+                others.append(("A at length B", m.file(), seq["length_npz"]))
+            for k, (key, path, feeds_npz) in enumerate(others if exe else []):
+                try:
+                    fresh_bits[key] = _worker_hashes(exe, path, feeds_npz, os.path.join(scratch, f"fresh_{k}"),
+                                                     backend, options, len(m.outputs))
+                except RuntimeError as e:
+                    note = (note + "; " if note else "") + f"no fresh run of {key}: {e}"
+        verdict = json.loads(_native.determinism_differences(json.dumps(out), json.dumps(fresh_bits), names))
+        if verdict["notes"]:
+            note = (note + "; " if note else "") + "; ".join(verdict["notes"])
+        return DeterminismResult(backend, names, out, verdict["differences"], note)
     # A runner: the answers of repeated in-process calls, and whether each is right for its inputs.
     other = _churn_feeds(m, arrays, seed)
     expected = {"A": _run_side("reference", m, arrays, seed=seed, options=options),

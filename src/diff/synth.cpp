@@ -49,4 +49,24 @@ int synthesize_weights(ir::Graph& graph, const SyntheticWeights& spec) {
   return replaced;
 }
 
+int perturb_weights(ir::Graph& graph, uint64_t seed, double rel, int64_t min_elements) {
+  int changed = 0;
+  for (ir::Value& value : graph.values) {
+    if (!value.constant.defined() || !is_floating(value.dtype) || value.constant.numel() < min_elements) continue;
+    uint64_t state = seed ^ zoo::fnv1a64(value.name);
+    zoo::NormalGenerator gen(zoo::splitmix64(state));
+    Tensor t = value.constant.clone();  // fresh storage: graph copies share constants
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const double f = 1.0 + rel * gen.next_normal();
+      if (value.dtype == DType::Float64)
+        t.data<double>()[i] *= f;
+      else
+        t.data<float>()[i] = static_cast<float>(t.data<float>()[i] * f);
+    }
+    value.constant = t;
+    ++changed;
+  }
+  return changed;
+}
+
 }  // namespace lockstep::diff

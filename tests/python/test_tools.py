@@ -115,6 +115,11 @@ def test_determinism_of_the_cpu_backend(seed174):
     modes = [run["mode"] for run in r.runs]
     assert "fresh#1" in modes and "A2" in modes  # fresh processes and the in-process sequence
     assert lockstep.cli_path() is not None
+    # B and C: A's graph with other weights, each checked against its own fresh process (issue 43).
+    by_mode = {run["mode"]: run for run in r.runs}
+    assert by_mode["B"]["expect"] == "B" and by_mode["C"]["expect"] == "C"
+    assert by_mode["B"]["sha256"] != by_mode["A1"]["sha256"] != by_mode["C"]["sha256"]
+    assert by_mode["A from another path"]["sha256"] == by_mode["A1"]["sha256"]
 
 
 def test_determinism_catches_a_runner_with_a_stale_second_answer(seed174):

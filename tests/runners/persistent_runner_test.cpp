@@ -105,9 +105,41 @@ TEST_F(PersistentRunner, DeterminismNamesTheInProcessStepAndFreshProcessesAgree)
   std::vector<std::string> modes;
   for (const auto& run : j["runs"]) modes.push_back(run["mode"]);
   EXPECT_EQ(modes, (std::vector<std::string>{"fresh#1", "fresh#2", "in-process A1", "in-process A1 again",
-                                             "in-process B", "in-process C", "in-process A2"}));
+                                             "in-process B", "in-process C", "in-process A from another path",
+                                             "in-process A2"}));
   Result text = lockstep("determinism " + model_ + inputs_arg_ + " --backend " + stateful() + " --runs 1");
   EXPECT_NE(text.out.find("the bits first changed at in-process A1 again"), std::string::npos) << text.out;
+}
+
+TEST_F(PersistentRunner, DeterminismFailsARunnerThatCachesSessionsByStructure) {
+  // runners/stale_runner.py keys its serving process's sessions on node names and op types, not
+  // weights: B (A's graph with other weights) is answered by A's session. Fresh processes are right.
+  const std::string stale = "'" + python_ + " " + test::runners_dir() + "/stale_runner.py'";
+  Result r = lockstep("determinism " + model_ + inputs_arg_ + " --backend " + stale + " --runs 1 --json");
+  ASSERT_EQ(r.rc, 1) << r.out << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["first_change"], "in-process B") << r.out;
+  std::string all;
+  for (const auto& d : j["differences"]) all += d.get<std::string>() + "\n";
+  EXPECT_NE(all.find("output " + graph_.value(graph_.outputs[0]).name +
+                     ": SHA-256 of in-process B differs from B in a fresh process"), std::string::npos) << all;
+  EXPECT_NE(all.find("in-process B (model B) gave A's bits: stale compiled state"), std::string::npos) << all;
+  EXPECT_NE(all.find("in-process C (model C) gave A's bits"), std::string::npos) << all;
+  EXPECT_EQ(all.find("in-process A2"), std::string::npos) << all;  // A's own steps are right
+  Result text = lockstep("determinism " + model_ + inputs_arg_ + " --backend " + stale + " --runs 1");
+  EXPECT_NE(text.out.find("FAIL:"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("the bits first changed at in-process B"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("gave A's bits: stale compiled state"), std::string::npos) << text.out;
+}
+
+TEST_F(PersistentRunner, DeterminismPassesARunnerThatCachesSessionsByPath) {
+  // Keyed by the file's path, the same cache is harmless: every model is compiled as itself.
+  const std::string by_path = "'" + python_ + " " + test::runners_dir() + "/stale_runner.py --key path'";
+  Result r = lockstep("determinism " + model_ + inputs_arg_ + " --backend " + by_path + " --runs 1");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PASS: every output bit-identical across 1 fresh processes and in one runner process"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("in-process A from another path"), std::string::npos) << r.out;
 }
 
 TEST_F(PersistentRunner, DeterminismOfAVersionOneRunnerStillPassesWithANote) {

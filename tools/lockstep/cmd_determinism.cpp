@@ -1,8 +1,10 @@
 // `lockstep determinism`: N fresh processes (the hidden __worker) and an in-process sequence
-// (compile A, run twice; compile other graphs B and C, run; compile A again, run; run A1 again),
-// SHA-256 per output per run in one table. Exit 1 on any difference between runs of the model.
+// (compile A, run twice; A at another length; compile B and C, A's graph with other weights, run;
+// compile A again, also from another path, run; run A1 again), SHA-256 per output per run in one
+// table. Every in-process step must give the bits a fresh process gives for its model and inputs
+// (B's for B, C's for C): exit 1 on any difference, naming the step and whose bits it returned.
 // An external runner gets fresh processes (each call of a command is one) and, when it speaks
-// protocol v2, the sequence A1, A1 again, B, C, A2 in one persistent process of it.
+// protocol v2, the same sequence in one persistent process of it.
 #include <unistd.h>
 
 #include <filesystem>
@@ -28,10 +30,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The other graphs of the in-process sequence: the embedded default's topology and node names at
-// other lengths and weights, so that caches keyed by name or shape would be caught.
-constexpr uint64_t kGraphBSeed = 1, kGraphCSeed = 2;
-constexpr int64_t kGraphBFrames = 512, kGraphCFrames = 256;
 constexpr double kWorkerTimeoutSeconds = 600;
 
 struct ScratchDir {
@@ -101,27 +99,35 @@ int cmd_determinism(const DeterminismArgs& args) {
   write_file_atomic(anchors, "");
   const std::string self = shell_quote(self_executable_path());
 
-  Progress progress(args.runs + (backend ? 1 : 0));
+  // One fresh process of the worker: `model` ("" the embedded default) on the inputs in `npz`.
+  auto fresh_worker = [&](const std::string& model_file, const std::string& npz, const std::string& dir) {
+    fs::create_directories(dir);
+    std::vector<std::string> wargs{"__worker", "--backend", args.backend, "--inputs-npz", npz, "--anchors",
+                                   anchors, "--out", dir, "--threads", std::to_string(args.common.threads)};
+    if (!args.common.f64_accumulate.empty()) {
+      wargs.push_back("--f64-accumulate");
+      wargs.insert(wargs.end(), args.common.f64_accumulate.begin(), args.common.f64_accumulate.end());
+    }
+    if (!model_file.empty()) wargs.insert(wargs.begin() + 1, model_file);
+    diff::SpawnResult r = diff::spawn_command(self, wargs, dir + "/log.txt", kWorkerTimeoutSeconds);
+    if (r.exit_code != 0)
+      throw Error(ErrorCode::Io, (r.timed_out ? std::string("worker timed out") : "worker exited with " +
+                                                                                       std::to_string(r.exit_code)) +
+                                     ": " + last_line(dir + "/log.txt"));
+    return diff::output_hashes(read_capture(dir, 0, graph.outputs.size()).outputs);
+  };
+
+  // Backends: B and C (A's graph with other weights) and A from another path, as files.
+  std::vector<diff::OtherGraph> others;
+  if (backend) others = diff::sequence_others(model, inputs.tensors, scratch.path, embedded ? "" : args.model);
+  Progress progress(args.runs + (backend ? 2 + static_cast<int>(others.size()) : 0));
   for (int f = 1; f <= args.runs; ++f) {
     progress.step("fresh process " + std::to_string(f) + "/" + std::to_string(args.runs));
     diff::DeterminismRun run{"fresh#" + std::to_string(f), {}, "", true};
     std::string dir = scratch.path + "/run" + std::to_string(f);
     try {
-      fs::create_directories(dir);
       if (backend) {
-        std::vector<std::string> wargs{"__worker", "--backend", args.backend, "--inputs-npz", inputs_npz, "--anchors",
-                                       anchors, "--out", dir, "--threads", std::to_string(args.common.threads)};
-        if (!args.common.f64_accumulate.empty()) {
-          wargs.push_back("--f64-accumulate");
-          wargs.insert(wargs.end(), args.common.f64_accumulate.begin(), args.common.f64_accumulate.end());
-        }
-        if (!embedded) wargs.insert(wargs.begin() + 1, args.model);
-        diff::SpawnResult r = diff::spawn_command(self, wargs, dir + "/log.txt", kWorkerTimeoutSeconds);
-        if (r.exit_code != 0)
-          throw Error(ErrorCode::Io, (r.timed_out ? std::string("worker timed out") : "worker exited with " +
-                                                                                           std::to_string(r.exit_code)) +
-                                         ": " + last_line(dir + "/log.txt"));
-        run.sha256 = diff::output_hashes(read_capture(dir, 0, graph.outputs.size()).outputs);
+        run.sha256 = fresh_worker(embedded ? "" : args.model, inputs_npz, dir);
       } else {
         diff::NamedTensors out = diff::Runner::command(args.backend).run(model_path, named, report.output_names, dir);
         std::vector<Tensor> ordered;
@@ -134,7 +140,7 @@ int cmd_determinism(const DeterminismArgs& args) {
     report.runs.push_back(std::move(run));
   }
   if (backend) {
-    progress.step("in-process A1, A1 again, [A1 at length B, A1 after it,] B, C, A2, A1 after A2");
+    progress.step("in-process A1, A1 again, [A1 at length B, A1 after it,] B, C, A2, A from another path, A1 after A2");
     Options options;
     options.threads = args.common.threads;
     options.max_memory_bytes = args.common.max_memory;
@@ -143,20 +149,36 @@ int cmd_determinism(const DeterminismArgs& args) {
     // Sizes known only at run time even with these shapes bound (a voice): compile unbound, so
     // that the sequence can churn lengths on the one executable (A1 at length B, then A again).
     if (dynamic::needs_run_time_shapes(model.graph(), options)) options.input_shapes.clear();
-    std::vector<diff::OtherGraph> others{
-        {"B", Model::from_graph(zoo::seed_flow_graph(kGraphBSeed, kGraphBFrames)), zoo::seed_flow_inputs(kGraphBFrames)},
-        {"C", Model::from_graph(zoo::seed_flow_graph(kGraphCSeed, kGraphCFrames)), zoo::seed_flow_inputs(kGraphCFrames)}};
     for (auto& r : diff::in_process_sequence(model, inputs.tensors, args.backend, options, others)) {
       churned |= r.mode == "A1 at length B";
       report.runs.push_back(std::move(r));
     }
+    // What a fresh process gives for each model the sequence ran besides A.
+    auto fresh_other = [&](const std::string& key, const std::string& file, const std::string& npz) {
+      progress.step("fresh process of " + key);
+      try {
+        report.fresh[key] = fresh_worker(file, npz, scratch.path + "/fresh_" + std::to_string(report.fresh.size()));
+      } catch (const Error& e) {
+        report.notes.push_back("no fresh run of " + key + ": " + std::string(e.what()).substr(0, 200));
+      }
+    };
+    for (const auto& o : others)
+      if (o.expect != "A") fresh_other(o.expect, o.path, inputs_npz);
+    if (churned) {
+      std::vector<Tensor> shorter = diff::other_length_inputs(graph, inputs.tensors);
+      std::map<std::string, Tensor> named_shorter;
+      for (size_t i = 0; i < shorter.size(); ++i) named_shorter[graph.value(graph.inputs[i]).name] = shorter[i];
+      const std::string npz = scratch.path + "/inputs_at_length_b.npz";
+      write_npz(npz, named_shorter);
+      fresh_other("A at length B", embedded ? "" : args.model, npz);
+    }
   }
   if (!backend) {
     // The runner's own process across compilations (protocol v2): what fresh processes cannot see.
-    progress.step("in-process A1, A1 again, B, C, A2 in one runner process");
+    progress.step("in-process A1, A1 again, B, C, A2, A from another path in one runner process");
     std::string note;
     for (auto& r : diff::runner_in_process_sequence(args.backend, model_path, named, report.output_names,
-                                                    scratch.path, &note))
+                                                    scratch.path, &note, &report.fresh))
       report.runs.push_back(std::move(r));
     if (!note.empty()) report.notes.push_back(note);
   }
@@ -172,9 +194,10 @@ int cmd_determinism(const DeterminismArgs& args) {
                         {"identical", report.identical()},
                         {"differences", report.differences},
                         {"first_change", report.first_change},
+                        {"fresh_of_others", report.fresh},
                         {"notes", report.notes}};
     for (const auto& r : report.runs) {
-      nlohmann::json jr = {{"mode", r.mode}, {"compared", r.of_a}, {"sha256", r.sha256}};
+      nlohmann::json jr = {{"mode", r.mode}, {"compared", r.of_a}, {"sha256", r.sha256}, {"expect", r.expect}};
       if (!r.error.empty()) jr["error"] = r.error;
       j["runs"].push_back(jr);
     }
@@ -200,13 +223,17 @@ int cmd_determinism(const DeterminismArgs& args) {
     }
     table.print(std::cout);
     for (const auto& n : report.notes) std::cout << "NOTE: " << n << '\n';
-    if (report.identical())
+    if (report.identical()) {
+      std::string steps;
+      for (const auto& r : report.runs)
+        if (r.mode.rfind("fresh#", 0) != 0) steps += (steps.empty() ? "" : ", ") + r.mode;
       std::cout << "PASS: every output bit-identical across " << args.runs << " fresh processes"
-                << (backend ? std::string(" and the in-process sequence A1, A1 again, ") +
-                                   (churned ? "A1 at length B, A1 after length B, " : "") + "B, C, A2, A1 after A2"
-                             : report.notes.empty() ? std::string(" and in one runner process: A1, A1 again, B, C, A2")
-                                                    : std::string())
+                << (steps.empty() ? std::string()
+                                  : std::string(backend ? " and in one process, each step with its model's fresh bits: "
+                                                        : " and in one runner process, each step with its model's fresh bits: ") +
+                                        steps)
                 << '\n';
+    }
     else {
       std::cout << "FAIL: " << report.differences.size() << " difference(s)"
                 << (report.first_change.empty() ? "" : "; the bits first changed at " + report.first_change) << '\n';
