@@ -55,6 +55,7 @@ export LSAN_OPTIONS="suppressions=$ROOT/fuzz/lsan.supp:print_suppressions=0"
 export OMP_NUM_THREADS=2
 
 step_begin "asan: CPU ctest under ASan/UBSan"
+seed_ctest_costs "$BUILD"
 # The shared-model oracle tests run the 128-frame decoder in float64 and take minutes under
 # ASan; they run in the normal CI build, so they are skipped here by default.
 # The Python-driven runner sweeps (ONNX Runtime, TVM) and the decoder-sized bisection sweeps

@@ -154,6 +154,7 @@ echo "test-arm64: ctest -L cpu -E '$EXCLUDE'"
 # The ONNX node conformance suite runs in one emulated process (scripts/run-conformance.sh): a
 # qemu start per case would cost minutes.
 step_begin "arm64: CPU ctest under qemu (documented subset)"
+seed_ctest_costs "$BUILD"
 ctest --test-dir "$BUILD" -L cpu -E "$EXCLUDE|^Node/OnnxNodeTest\\." --output-on-failure -j "$JOBS" "$@" 2>&1 | tee "$out"
 step_end "$(count_ctest "$out")"
 step_begin "arm64: ONNX node conformance under qemu (one process)"

@@ -22,12 +22,14 @@ step_end
 BUILD_DIR="${BUILD_DIR:-build}"
 if (($#)); then  # a selection of tests: ctest as asked
   step_begin "release: ctest $*"
+  seed_ctest_costs "$BUILD_DIR"
   ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" "$@" 2>&1 | tee "$out"
   step_end "$(count_ctest "$out")"
 else
   # The ONNX node conformance suite (670 cases) runs in one process: 1 s, where a ctest process
   # per case costs 80 s here (more under ASan and qemu); `ctest -R OnnxNodeTest` still runs them one by one.
   step_begin "release: ctest (CPU, Vulkan on lavapipe; GPU tests skip)"
+  seed_ctest_costs "$BUILD_DIR"
   ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" -E '^Node/OnnxNodeTest\.' 2>&1 | tee "$out"
   step_end "$(count_ctest "$out")"
   step_begin "release: ONNX node conformance (one process)"

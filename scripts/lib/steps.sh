@@ -48,3 +48,12 @@ count_pytest() {
   tail -5 "$1" | grep -oE '[0-9]+ (passed|skipped|failed|error)' | awk '{ n += $1 } END { print n + 0 }'
 }
 count_gtest() { grep -oE '^\[  PASSED  \] [0-9]+ test' "$1" | tail -1 | grep -oE '[0-9]+' || echo 0; }
+
+# ctest starts the longest tests first when it knows their costs; a fresh build tree knows none and
+# runs them in declaration order, so a -j2 run can end on one long test with a core idle. A tree
+# without cost data gets the committed ones (tests/ctest-costs.txt, from a CI run's release tree).
+seed_ctest_costs() {
+  local dir="$1/Testing/Temporary"
+  [ -f "$dir/CTestCostData.txt" ] && return 0
+  mkdir -p "$dir" && cp tests/ctest-costs.txt "$dir/CTestCostData.txt"
+}
