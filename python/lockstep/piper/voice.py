@@ -1,0 +1,109 @@
+"""``PiperVoice`` on lockstep: piper-tts's class with its session a lockstep one. Phonemes, sentence
+splitting, normalisation, volume, clipping, speakers and alignments are piper-tts's own code; only
+the model runs elsewhere. lockstep's additions to ``load`` are keyword-only: ``backend``, ``seed``
+(the voice's noise), ``threads``."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence, Union
+
+import numpy as np
+from piper.phonemize_espeak import ESPEAK_DATA_DIR
+from piper.voice import AudioChunk, PhonemeAlignment  # noqa: F401  (re-exported: programs import them here)
+from piper.voice import PiperVoice as _PiperVoice
+
+from .. import _session
+from .._model import CompiledModel, compile, load
+from .config import PiperConfig, SynthesisConfig
+
+_BACKENDS = ("cpu", "cuda", "vulkan", "reference")
+
+
+class _VoiceSession:
+    """The session piper-tts's code calls (``run(None, feeds)``): a voice compiled by lockstep whose every
+    run draws its noise from one seed, so the same text gives the same bits on every call, process
+    and backend."""
+
+    def __init__(self, compiled: CompiledModel, seed: int):
+        self.compiled, self.seed = compiled, seed
+
+    def run(self, output_names: Optional[Sequence[str]], input_feed: Mapping[str, Any], run_options: Any = None):
+        return self.compiled.run(output_names or None, input_feed, seed=getattr(run_options, "seed", self.seed))
+
+    def get_inputs(self):
+        return [_session.NodeArg(i) for i in self.compiled.inputs]
+
+    def get_outputs(self):
+        return [_session.NodeArg(o) for o in self.compiled.outputs]
+
+    def get_providers(self) -> list[str]:
+        return [f"lockstep:{self.compiled.backend}"]
+
+
+class PiperVoice(_PiperVoice):
+    """piper-tts's ``PiperVoice`` running on lockstep (``PiperVoice.load`` makes one)."""
+
+    @staticmethod
+    def load(model_path: Union[str, Path], config_path: Optional[Union[str, Path]] = None, use_cuda: bool = False,
+             espeak_data_dir: Union[str, Path] = ESPEAK_DATA_DIR, download_dir: Optional[Union[str, Path]] = None,
+             include_alignments: bool = False, *, backend: Optional[str] = None, seed: int = 0,
+             threads: Optional[int] = None) -> "PiperVoice":
+        """piper-tts's ``load``; ``backend`` (default cpu, or cuda with ``use_cuda=True``), ``seed`` (the
+        noise's seed, default 0) and ``threads`` (CPU threads, default: the CPUs this process may use)."""
+        backend = backend or ("cuda" if use_cuda else "cpu")
+        if backend not in _BACKENDS:
+            raise ValueError(f"backend {backend!r} is not one of lockstep's: {', '.join(_BACKENDS)}")
+        if threads is not None and (not isinstance(threads, int) or threads < 0):
+            raise ValueError(f"threads must be a non-negative integer, got {threads!r}")
+        if not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        if config_path is None:
+            config_path = f"{model_path}.json"
+        import json
+        with open(config_path, "r", encoding="utf-8") as f:
+            config = PiperConfig.from_dict(json.load(f))
+        model: Union[str, bytes] = str(model_path)
+        if include_alignments:
+            model = _with_alignment_output(str(model_path))
+        options = {"threads": threads} if threads else {}
+        compiled = compile(load(model), backend, **options)  # an unavailable backend is an error, not a fallback
+        return PiperVoice(config=config, session=_VoiceSession(compiled, seed), espeak_data_dir=Path(espeak_data_dir),
+                          download_dir=Path(download_dir) if download_dir is not None else Path.cwd())
+
+    def phoneme_ids_to_audio(self, phoneme_ids: list[int], syn_config: Optional[SynthesisConfig] = None,
+                             include_alignments: bool = False):
+        """piper-tts's, after checking what it would pass to the model: a speaker the voice does not
+        have and a scale that is not a finite number are errors naming the value."""
+        _check_synthesis(self.config, syn_config)
+        return super().phoneme_ids_to_audio(phoneme_ids, syn_config, include_alignments=include_alignments)
+
+
+def _check_synthesis(config: PiperConfig, syn: Optional[SynthesisConfig]) -> None:
+    if syn is None:
+        return
+    for name in ("length_scale", "noise_scale", "noise_w_scale"):
+        value = getattr(syn, name)
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if syn.length_scale is not None and syn.length_scale <= 0:
+        raise ValueError(f"length_scale must be positive, got {syn.length_scale!r}")
+    if syn.speaker_id is not None and config.num_speakers > 1 and not 0 <= syn.speaker_id < config.num_speakers:
+        raise ValueError(f"speaker_id {syn.speaker_id} is not a speaker of this voice (it has "
+                         f"{config.num_speakers}: 0..{config.num_speakers - 1})")
+
+
+def _with_alignment_output(model_path: str) -> bytes:
+    """The voice with its durations (the Ceil tensor) as a second output, patched in memory as
+    piper-tts does (piper.patch_voice_with_alignment), so the numbers are piper's own."""
+    import onnx
+    from piper.patch_voice_with_alignment import add_alignment_output
+    model = onnx.load(model_path)
+    try:
+        add_alignment_output(model)
+    except ValueError:
+        pass  # already an output (a patched file), as piper-tts treats it
+    return model.SerializeToString()
+
+
+__all__ = ["AudioChunk", "PhonemeAlignment", "PiperVoice"]
