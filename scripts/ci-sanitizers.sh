@@ -40,7 +40,7 @@ source scripts/lib/steps.sh  # CI's step table (LOCKSTEP_STEP_LOG; .ci/run)
 out="$(mktemp)"; trap 'rm -f "$out"' EXIT
 step() { echo; echo "=== ci-sanitizers: $* ($(date +%T))"; }
 
-step_begin "asan: protobuf source + build (clang-14, libc++, ASan+UBSan, fuzzers; no CUDA/Vulkan/Python)"
+step_begin "asan: build (clang-14, libc++, ASan+UBSan, protobuf-lite, fuzzers; no CUDA/Vulkan)"
 ./scripts/fetch-protobuf-source.sh .deps/protobuf
 cmake --preset asan >/dev/null
 cmake --build "$BUILD" -j "$JOBS" --target lockstep_tests lockstep fuzz_model_load fuzz_npy
