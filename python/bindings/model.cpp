@@ -1,4 +1,5 @@
 // Models, compilation and runs: lockstep.compile / CompiledModel / InferenceSession stand on these.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -122,6 +123,31 @@ void bind_model(nb::module_& m) {
         std::vector<std::pair<std::string, std::string>> out;
         for (const auto& n : m.model.graph().nodes) out.emplace_back(n.name, ir::op_name(n.op));
         return out;
+      })
+      // The ONNX names of a node's output values, by node name (lockstep.piper finds a voice's
+      // durations this way); an unknown node is an error naming it.
+      .def("node_output_names", [](const NativeModel& m, const std::string& node_name) {
+        const ir::Graph& g = m.model.graph();
+        for (const auto& n : g.nodes)
+          if (n.name == node_name) {
+            std::vector<std::string> out;
+            for (ir::ValueId v : n.outputs) out.push_back(g.value(v).name);
+            return out;
+          }
+        throw Error(ErrorCode::InvalidArgument, "invalid argument: no node named '" + node_name + "' in the model");
+      })
+      // The model with the named values (ONNX tensor names) as more outputs after its own: an
+      // intermediate value, computed by the same compiled model, returned with the rest (a voice's
+      // durations for alignments, without rewriting the file). An unknown name is an error naming it.
+      .def("with_outputs", [](const NativeModel& m, const std::vector<std::string>& names) {
+        ir::Graph g = m.model.graph();
+        for (const auto& name : names) {
+          const ir::ValueId v = g.find_value(name);
+          if (v == ir::kNoValue)
+            throw Error(ErrorCode::InvalidArgument, "invalid argument: no value named '" + name + "' in the model");
+          if (std::find(g.outputs.begin(), g.outputs.end(), v) == g.outputs.end()) g.outputs.push_back(v);
+        }
+        return NativeModel{Model::from_graph(std::move(g)), ""};
       })
       .def("needs_run_time_shapes", [](const NativeModel& m, nb::handle options) {
         return dynamic::needs_run_time_shapes(m.model.graph(), options_from_dict(options));

@@ -62,6 +62,15 @@ class Model:
         """(ONNX node name, op) in the model's order."""
         return list(self._native.node_names())
 
+    def node_outputs(self, node_name: str) -> list[str]:
+        """The ONNX names of a node's output values."""
+        return list(self._native.node_output_names(node_name))
+
+    def with_outputs(self, names: Sequence[str]) -> "Model":
+        """This model with the named values (ONNX tensor names) as more outputs after its own, computed
+        by the same compiled model: an intermediate value without rewriting the file."""
+        return Model(self._native.with_outputs(list(names)))
+
     def file(self) -> str:
         """A file holding the model, for runners and reducers: its own path, or a temporary copy
         written once (removed when the Model is collected)."""

@@ -81,6 +81,20 @@ def test_synthesize_wav_and_alignments_equal_piper_tts(voices, tmp_path):
 
 
 @needs_voice
+def test_alignments_need_no_patched_file():
+    import lockstep
+    model = lockstep.load(VOICE)
+    ceil = [name for name, op in model.nodes if op == "Ceil"]
+    assert len(ceil) == 1 and len(model.outputs) == 1  # the file as published: audio only
+    durations = model.node_outputs(ceil[0])[0]
+    both = model.with_outputs([durations])
+    assert [o.name for o in both.outputs] == [model.outputs[0].name, durations]
+    assert len(lockstep.load(VOICE).outputs) == 1  # the file and the loaded model are untouched
+    with pytest.raises(lockstep.Error, match="no value named 'nope'"):
+        model.with_outputs(["nope"])
+
+
+@needs_voice
 def test_bad_scales_and_backends_are_errors_naming_the_value(voices):
     ours, _ = voices
     with pytest.raises(ValueError, match="noise_scale must be a finite number, got nan"):

@@ -14,7 +14,7 @@ from piper.voice import AudioChunk, PhonemeAlignment  # noqa: F401  (re-exported
 from piper.voice import PiperVoice as _PiperVoice
 
 from .. import _session
-from .._model import CompiledModel, compile, load
+from .._model import CompiledModel, Model, compile, load
 from .config import PiperConfig, SynthesisConfig
 
 _BACKENDS = ("cpu", "cuda", "vulkan", "reference")
@@ -63,11 +63,11 @@ class PiperVoice(_PiperVoice):
         import json
         with open(config_path, "r", encoding="utf-8") as f:
             config = PiperConfig.from_dict(json.load(f))
-        model: Union[str, bytes] = str(model_path)
+        model = load(str(model_path))
         if include_alignments:
-            model = _with_alignment_output(str(model_path))
+            model = _with_durations(model)
         options = {"threads": threads} if threads else {}
-        compiled = compile(load(model), backend, **options)  # an unavailable backend is an error, not a fallback
+        compiled = compile(model, backend, **options)  # an unavailable backend is an error, not a fallback
         return PiperVoice(config=config, session=_VoiceSession(compiled, seed), espeak_data_dir=Path(espeak_data_dir),
                           download_dir=Path(download_dir) if download_dir is not None else Path.cwd())
 
@@ -93,17 +93,18 @@ def _check_synthesis(config: PiperConfig, syn: Optional[SynthesisConfig]) -> Non
                          f"{config.num_speakers}: 0..{config.num_speakers - 1})")
 
 
-def _with_alignment_output(model_path: str) -> bytes:
-    """The voice with its durations (the Ceil tensor) as a second output, patched in memory as
-    piper-tts does (piper.patch_voice_with_alignment), so the numbers are piper's own."""
-    import onnx
-    from piper.patch_voice_with_alignment import add_alignment_output
-    model = onnx.load(model_path)
-    try:
-        add_alignment_output(model)
-    except ValueError:
-        pass  # already an output (a patched file), as piper-tts treats it
-    return model.SerializeToString()
+def _with_durations(model: Model) -> Model:
+    """The voice with its durations as a second output, computed by the same compiled model: the
+    tensor piper-tts's patch exposes (the one Ceil node's output, piper.patch_voice_with_alignment),
+    without rewriting the file. A voice whose file already has it as an output stays as it is; one
+    without a single Ceil gets no alignments, as with piper-tts."""
+    ceils = [name for name, op in model.nodes if op == "Ceil"]
+    if len(ceils) != 1:
+        return model
+    durations = model.node_outputs(ceils[0])[0]
+    if any(o.name == durations for o in model.outputs):
+        return model
+    return model.with_outputs([durations])
 
 
 __all__ = ["AudioChunk", "PhonemeAlignment", "PiperVoice"]
