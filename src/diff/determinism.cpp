@@ -160,17 +160,17 @@ std::vector<DeterminismRun> runner_in_process_sequence(const std::string& comman
   };
   std::vector<DeterminismRun> runs;
   try {
-    runs.push_back({"in-process A1", call(model_path, inputs), "", true, "A"});
+    runs.push_back({"in-process A1", call(model_path, inputs), "", true, "A", model_path});
   } catch (const Error& e) {
     if (is_not_v2_error(e)) {
       if (note) *note = "in-process sequence not run: " + std::string(e.what()).substr(0, 300);
       return {};
     }
-    runs.push_back({"in-process A1", {}, e.what(), true, "A"});
+    runs.push_back({"in-process A1", {}, e.what(), true, "A", model_path});
   }
   auto attempt = [&](const std::string& mode, const std::string& path, const std::map<std::string, Tensor>& feeds,
                      const std::string& expect) {
-    DeterminismRun r{mode, {}, "", true, expect};
+    DeterminismRun r{mode, {}, "", true, expect, path};
     try {
       r.sha256 = call(path, feeds);
     } catch (const Error& e) {

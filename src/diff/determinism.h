@@ -20,6 +20,7 @@ struct DeterminismRun {
   std::string error;                // non-empty: the run failed
   bool of_a = true;                 // compared: with A's first fresh run, or with `expect`'s fresh run
   std::string expect;               // the fresh result this run must equal ("A", "B", "A at length B"); "" none
+  std::string model;                // runners: the file the step ran (to replay the steps before one)
 };
 
 struct DeterminismReport {

@@ -379,6 +379,14 @@ ExternalBisectResult bisect_external(const std::string& model_path, const Runner
     for (ir::ValueId v : g.outputs) outputs.push_back(g.value(v).name);
     for (const Runner* side : {&ref, &test})
       if (side->kind() == Runner::Kind::Persistent) {
+        for (const std::string& earlier : options.warm_up_models) {
+          if (options.progress) options.progress("warm-up: " + earlier + " once on '" + side->spec() + "'");
+          ir::Graph eg = onnx::import_model(earlier);
+          std::vector<std::string> earlier_outputs;
+          for (ir::ValueId v : eg.outputs) earlier_outputs.push_back(eg.value(v).name);
+          side->run(earlier, named, earlier_outputs, "");
+          ++warm_ups;
+        }
         if (options.progress) options.progress("warm-up: the whole model once on '" + side->spec() + "' (its first compile)");
         side->run(model_path, named, outputs, "");
         ++warm_ups;

@@ -47,6 +47,9 @@ struct ExternalBisectOptions {
   // before the search, so that every subgraph is a later compilation in that process, as the
   // report's second in-process compile was.
   bool warm_up = false;
+  // With warm_up: models each persistent side runs first, in order, with the same inputs: the steps
+  // before the one `determinism` found wrong (its --keep folder), so the search starts in that state.
+  std::vector<std::string> warm_up_models;
 };
 
 // One runner invocation of the search.

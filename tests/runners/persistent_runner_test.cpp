@@ -130,6 +130,22 @@ TEST_F(PersistentRunner, DeterminismFailsARunnerThatCachesSessionsByStructure) {
   EXPECT_NE(text.out.find("FAIL:"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("the bits first changed at in-process B"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("gave A's bits: stale compiled state"), std::string::npos) << text.out;
+
+  // --keep: the sequence's models stay, and the command to bisect from the failed step replays the
+  // steps before it in one runner process; that bisection runs and finds the stale whole model.
+  Result kept = lockstep("determinism " + model_ + inputs_arg_ + " --backend " + stale + " --runs 1 --json --keep " +
+                         path("kept"));
+  ASSERT_EQ(kept.rc, 1) << kept.out << kept.err;
+  const std::string replay = nlohmann::json::parse(kept.out)["bisect_from_step"];
+  EXPECT_EQ(replay.rfind("lockstep bisect '" + path("kept") + "/B.onnx' --test ", 0), 0u) << replay;
+  EXPECT_NE(replay.find("--in-process --warm-up-with '" + model_ + "' '" + model_ + "' --inputs-npz"), std::string::npos)
+      << replay;
+  Result bisect = lockstep(replay.substr(std::string("lockstep ").size()) + " --format json");
+  EXPECT_EQ(bisect.rc, 1) << bisect.out << bisect.err;  // the replayed step diverges again
+  EXPECT_TRUE(nlohmann::json::parse(bisect.out)["diverged"].get<bool>()) << bisect.out;
+  Result bad = lockstep("bisect " + model_ + inputs_arg_ + " --test " + stale + " --warm-up-with " + model_);
+  EXPECT_EQ(bad.rc, 2) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find("--warm-up-with needs --in-process"), std::string::npos) << bad.err;
 }
 
 TEST_F(PersistentRunner, DeterminismPassesARunnerThatCachesSessionsByPath) {

@@ -54,6 +54,10 @@ int bisect_external_cli(const BisectArgs& args, const std::string& format, const
   if (format != "text" && format != "json")
     throw Error(ErrorCode::InvalidArgument, "--format " + format + " is for lockstep backends; the bisection of an "
                                             "external runner prints text or json");
+  if (!args.warm_up_with.empty() && !args.in_process)
+    throw Error(ErrorCode::InvalidArgument, "--warm-up-with needs --in-process (it sets up a runner process's state)");
+  for (const auto& m : args.warm_up_with)
+    if (!fs::exists(m)) throw Error(ErrorCode::Io, "--warm-up-with: no model file '" + m + "'");
   std::string model_path = args.model;
   std::string temp;
   if (embedded) {  // runners read a file: write the embedded default beside the work files
@@ -72,6 +76,7 @@ int bisect_external_cli(const BisectArgs& args, const std::string& format, const
   };
   diff::Runner ref = side(args.ref), test = side(args.test);
   options.warm_up = args.in_process;
+  options.warm_up_models = args.warm_up_with;
   ref.threads = test.threads = args.common.threads;
   diff::ExternalBisectResult result;
   try {
@@ -108,6 +113,8 @@ int cmd_bisect(const BisectArgs& args) {
   if (args.in_process)
     throw Error(ErrorCode::InvalidArgument, "--in-process is for runner commands (protocol v2); "
                                             "lockstep's backends always run in this process");
+  if (!args.warm_up_with.empty())
+    throw Error(ErrorCode::InvalidArgument, "--warm-up-with is for runner commands with --in-process");
 
   if (Model s = specialise_for_tools(model, inputs, static_cast<uint64_t>(args.inputs.seed), "bisect");
       &s.graph() != &model.graph()) {

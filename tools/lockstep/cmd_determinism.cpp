@@ -87,14 +87,20 @@ int cmd_determinism(const DeterminismArgs& args) {
   for (ir::ValueId o : graph.outputs) report.output_names.push_back(graph.value(o).name);
 
   ScratchDir scratch;
+  // --keep (runners): the sequence's models and inputs stay in that folder, to bisect a failed step.
+  const std::string work = args.keep.empty() || backend ? scratch.path : args.keep;
+  if (!args.keep.empty()) {
+    if (backend) throw Error(ErrorCode::InvalidArgument, "--keep is for runner commands (lockstep's backends need no replay)");
+    fs::create_directories(args.keep);
+  }
   std::map<std::string, Tensor> named;
   for (size_t i = 0; i < graph.inputs.size(); ++i) named[graph.value(graph.inputs[i]).name] = inputs.tensors[i];
   std::string model_path = args.model;
   if (embedded && !backend) {
-    model_path = scratch.path + "/seed_flow.onnx";
+    model_path = work + "/seed_flow.onnx";
     zoo::write_seed_flow_onnx(model_path);
   }
-  const std::string inputs_npz = scratch.path + "/inputs.npz", anchors = scratch.path + "/no_anchors.txt";
+  const std::string inputs_npz = work + "/inputs.npz", anchors = scratch.path + "/no_anchors.txt";
   write_npz(inputs_npz, named);
   write_file_atomic(anchors, "");
   const std::string self = shell_quote(self_executable_path());
@@ -178,12 +184,29 @@ int cmd_determinism(const DeterminismArgs& args) {
     progress.step("in-process A1, A1 again, B, C, A2, A from another path in one runner process");
     std::string note;
     for (auto& r : diff::runner_in_process_sequence(args.backend, model_path, named, report.output_names,
-                                                    scratch.path, &note, &report.fresh))
+                                                    work, &note, &report.fresh))
       report.runs.push_back(std::move(r));
     if (!note.empty()) report.notes.push_back(note);
   }
   progress.clear();
   diff::find_differences(report);
+  // A runner's failed in-process step, replayed: bisect its model in one runner process that first
+  // runs the models of the steps before it (those at A's inputs), as the sequence did.
+  std::string bisect_from_step;
+  if (!backend && !args.keep.empty() && report.first_change.rfind("in-process ", 0) == 0) {
+    std::string earlier, failed;
+    for (const auto& r : report.runs) {
+      if (r.mode == report.first_change) {
+        failed = r.model;
+        break;
+      }
+      if (!r.model.empty() && r.expect != "A at length B") earlier += " " + shell_quote(r.model);
+    }
+    if (!failed.empty())
+      bisect_from_step = "lockstep bisect " + shell_quote(failed) + " --test " + shell_quote(args.backend) +
+                         " --in-process" + (earlier.empty() ? "" : " --warm-up-with" + earlier) + " --inputs-npz " +
+                         shell_quote(inputs_npz);
+  }
 
   if (args.common.json) {
     nlohmann::json j = {{"model", embedded ? "(embedded default)" : args.model},
@@ -195,6 +218,7 @@ int cmd_determinism(const DeterminismArgs& args) {
                         {"differences", report.differences},
                         {"first_change", report.first_change},
                         {"fresh_of_others", report.fresh},
+                        {"bisect_from_step", bisect_from_step},
                         {"notes", report.notes}};
     for (const auto& r : report.runs) {
       nlohmann::json jr = {{"mode", r.mode}, {"compared", r.of_a}, {"sha256", r.sha256}, {"expect", r.expect}};
@@ -238,6 +262,9 @@ int cmd_determinism(const DeterminismArgs& args) {
       std::cout << "FAIL: " << report.differences.size() << " difference(s)"
                 << (report.first_change.empty() ? "" : "; the bits first changed at " + report.first_change) << '\n';
       for (const auto& d : report.differences) std::cout << "  " << d << '\n';
+      if (!bisect_from_step.empty()) std::cout << "to bisect from that step: " << bisect_from_step << '\n';
+      else if (!backend && args.keep.empty())
+        std::cout << "(--keep DIR keeps the sequence's models and prints how to bisect from the failed step)\n";
     }
   }
   return report.identical() ? kExitOk : kExitFail;

@@ -99,6 +99,7 @@ struct BisectArgs {
   double safety = 8;            // diff::kToleranceSafety
   double floor = 1e-6;          // diff::kToleranceFloor
   bool in_process = false;      // runner sides: one persistent process each (protocol v2)
+  std::vector<std::string> warm_up_with;  // with in_process: models each runner process runs first
   InputArgs inputs;
   CommonArgs common;
 };
@@ -107,6 +108,7 @@ struct DeterminismArgs {
   std::string model;  // empty: the embedded default
   std::string backend = "cpu";
   int runs = 8;
+  std::string keep;  // runners: keep the sequence's models and inputs here, to bisect a failed step
   InputArgs inputs;
   CommonArgs common;
 };

@@ -103,6 +103,8 @@ int main(int argc, char** argv) {
   bis_cmd->add_option("--floor", bis.floor, "smallest tolerance, rel L2 (default 1e-6)");
   bis_cmd->add_flag("--in-process", bis.in_process,
                     "runner sides: every subgraph in ONE runner process (protocol v2), after a whole-model warm-up");
+  bis_cmd->add_option("--warm-up-with", bis.warm_up_with,
+                      "with --in-process: models each runner process runs first, in order (determinism --keep prints them)");
   add_inputs(bis_cmd, bis.inputs);
   add_common(bis_cmd, bis.common);
 
@@ -111,6 +113,8 @@ int main(int argc, char** argv) {
   det_cmd->add_option("model", det.model, "ONNX model (default: the embedded seed-shaped VITS flow)");
   det_cmd->add_option("-b,--backend", det.backend, "a backend or a runner command (default cpu)");
   det_cmd->add_option("--runs", det.runs, "fresh processes (default 8)")->check(CLI::Range(1, 256));
+  det_cmd->add_option("--keep", det.keep,
+                      "runners: keep the in-process sequence's models and inputs in this folder, and print how to bisect a failed step");
   add_inputs(det_cmd, det.inputs);
   add_common(det_cmd, det.common);
 
