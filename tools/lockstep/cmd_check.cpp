@@ -25,6 +25,8 @@
 #include "core/hash.h"
 #include "core/npy.h"
 #include "diff/metrics.h"
+#include "diff/synth.h"
+#include "ir/graph.h"
 #include "inputs.h"
 #include "progress.h"
 #include "table.h"
@@ -35,9 +37,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The other graph of the A/B/A sequence: same ops, other weights and another length.
+// The other model of the A/B/A sequence: A perturbed with this seed (diff::perturb_weights).
 constexpr uint64_t kGraphBSeed = 1;
-constexpr int64_t kGraphBFrames = 512;
 
 struct RunRecord {
   std::string mode;
@@ -210,12 +211,13 @@ int cmd_check(const CheckArgs& args) {
       r.capture = run_with_taps(*alive.back(), inputs.tensors, anchors, seed);
     });
     progress.step(b->name() + ": in-process B");
+    // B: A's graph with other weights (same names, op types and shapes), so a compiled-model or
+    // prepared-weight cache keyed on structure would hand A2 B's numbers (docs/tools.md).
     in_process("B", [&](RunRecord&) {
-      Options b_options;
-      b_options.threads = args.common.threads;
-      b_options.precision = options.precision;
-      alive.push_back(compile(Model::from_graph(zoo::seed_flow_graph(kGraphBSeed, kGraphBFrames)), b->name(), b_options));
-      alive.back()->run(zoo::seed_flow_inputs(kGraphBFrames));
+      ir::Graph other = model.graph();
+      diff::perturb_weights(other, kGraphBSeed);
+      alive.push_back(compile(Model::from_graph(std::move(other)), b->name(), options));
+      alive.back()->run(inputs.tensors);
     });
     progress.step(b->name() + ": in-process A2");
     in_process("A2", [&](RunRecord& r) {
