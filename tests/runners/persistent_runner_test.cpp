@@ -148,6 +148,20 @@ TEST_F(PersistentRunner, DeterminismFailsARunnerThatCachesSessionsByStructure) {
   EXPECT_NE(bad.err.find("--warm-up-with needs --in-process"), std::string::npos) << bad.err;
 }
 
+TEST_F(PersistentRunner, CheckFailsARunnerThatCachesSessionsByStructure) {
+  // check's in-process column runs B (the model with other weights) first: a structure-keyed cache
+  // then answers the model's output with B's numbers. Fresh processes stay right.
+  const std::string stale = "'" + python_ + " " + test::runners_dir() + "/stale_runner.py'";
+  Result r = lockstep("check " + model_ + inputs_arg_ + " --ref reference --test " + stale);
+  ASSERT_EQ(r.rc, 1) << r.out << r.err;
+  const std::string out = "output " + graph_.value(graph_.outputs[0]).name;
+  EXPECT_NE(r.out.find(out + ": in-process disagrees"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(out + ": fresh processes disagree"), std::string::npos) << r.out;
+  const std::string by_path = "'" + python_ + " " + test::runners_dir() + "/stale_runner.py --key path'";
+  Result ok = lockstep("check " + model_ + inputs_arg_ + " --ref reference --test " + by_path);
+  EXPECT_EQ(ok.rc, 0) << ok.out << ok.err;
+}
+
 TEST_F(PersistentRunner, DeterminismPassesARunnerThatCachesSessionsByPath) {
   // Keyed by the file's path, the same cache is harmless: every model is compiled as itself.
   const std::string by_path = "'" + python_ + " " + test::runners_dir() + "/stale_runner.py --key path'";

@@ -21,6 +21,7 @@
 #include "diff/metrics_json.h"
 #include "diff/runner.h"
 #include "diff/runner_server.h"
+#include "diff/synth.h"
 #include "inputs.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
@@ -132,6 +133,28 @@ int cmd_check_pair(const CheckArgs& args) {
     *m = diff::compare(t, r);
     *sha = sha256_hex(t);
   };
+  // First of all, each in-process side runs B — the model with other weights (same names, op types
+  // and shapes): a runner that caches its compiled models by structure then answers the model (and
+  // an anchor cut to the whole model) with B's numbers, and the in-process column disagrees.
+  {
+    const std::string other_weights = scratch.path + "/B_other_weights.onnx";
+    ir::Graph b = onnx::import_model(model_path);
+    diff::perturb_weights(b, 1);
+    onnx::export_model(b, other_weights);
+    std::vector<std::string> outputs;
+    for (ir::ValueId o : graph.outputs) outputs.push_back(graph.value(o).name);
+    std::cerr << "lockstep: check in-process B (the model with other weights)\n";
+    try {
+      for (const diff::Runner* in : {&ref_in, &test_in}) in->run(other_weights, named, outputs, "");
+    } catch (const Error& e) {
+      if (diff::is_not_v2_error(e)) {
+        in_process_ok = false;
+        notes.push_back("in-process columns not run: " + std::string(e.what()).substr(0, 300));
+      } else {
+        notes.push_back("in-process B (the model with other weights) failed: " + std::string(e.what()).substr(0, 300));
+      }
+    }
+  }
   for (Point& p : points) {
     std::cerr << "lockstep: check " << p.where << '\n';
     const diff::NamedTensors feeds = inputs_of(p.model_path);
