@@ -255,8 +255,6 @@ void bind_tools(nb::module_& m) {
     return std::make_tuple(sub.nodes.size(), graph.nodes.size(), in_names, out_names);
   }, nb::arg("model_path"), nb::arg("outputs"), nb::arg("inputs"), nb::arg("input_shapes").none(), nb::arg("out_path"));
 
-  // The in-process sequence of `lockstep determinism`: A1, A1 again, [A1 at another length,] B, C,
-  // A2, A1 after A2 (B and C: the embedded default at other lengths and weights). Returns JSON.
   // The in-process sequence of `lockstep determinism` (A1, A1 again, [A1 at length B,] B, C, A2,
   // A from another path, A1 after A2), B and C written into `scratch` for fresh processes. Returns
   // JSON: runs, the other models (label, path, expect) and, when the sequence ran A at another
@@ -281,11 +279,8 @@ void bind_tools(nb::module_& m) {
     std::string length_npz;
     if (churned) {
       const ir::Graph& g = native.model.graph();
-      std::vector<Tensor> shorter = diff::other_length_inputs(g, inputs);
-      std::map<std::string, Tensor> named;
-      for (size_t i = 0; i < shorter.size(); ++i) named[g.value(g.inputs[i]).name] = shorter[i];
       length_npz = scratch + "/inputs_at_length_b.npz";
-      write_npz(length_npz, named);
+      write_npz(length_npz, diff::by_input_name(g, diff::other_length_inputs(g, inputs)));
     }
     return nlohmann::json{{"runs", runs}, {"others", other_models}, {"length_npz", length_npz}}.dump();
   });

@@ -60,6 +60,12 @@ std::vector<Tensor> other_length_inputs(const ir::Graph& graph, const std::vecto
   return changed ? out : std::vector<Tensor>{};
 }
 
+std::map<std::string, Tensor> by_input_name(const ir::Graph& graph, const std::vector<Tensor>& tensors) {
+  std::map<std::string, Tensor> named;
+  for (size_t i = 0; i < tensors.size() && i < graph.inputs.size(); ++i) named[graph.value(graph.inputs[i]).name] = tensors[i];
+  return named;
+}
+
 std::vector<OtherGraph> sequence_others(const Model& a, const std::vector<Tensor>& inputs, const std::string& dir,
                                         const std::string& a_path) {
   std::vector<OtherGraph> others;
@@ -84,8 +90,8 @@ std::vector<DeterminismRun> in_process_sequence(const Model& a, const std::vecto
                                                 const std::vector<OtherGraph>& others) {
   std::vector<DeterminismRun> runs;
   std::vector<std::unique_ptr<Executable>> alive;  // every executable stays alive to the end
-  auto attempt = [&](const std::string& mode, bool of_a, auto&& body) {
-    DeterminismRun r{mode, {}, "", of_a, "A"};
+  auto attempt = [&](const std::string& mode, const std::string& expect, auto&& body) {
+    DeterminismRun r{mode, {}, "", true, expect};
     try {
       r.sha256 = output_hashes(body());
     } catch (const Error& e) {
@@ -94,12 +100,12 @@ std::vector<DeterminismRun> in_process_sequence(const Model& a, const std::vecto
     runs.push_back(std::move(r));
   };
   Executable* a1 = nullptr;
-  attempt("A1", true, [&] {
+  attempt("A1", "A", [&] {
     alive.push_back(compile(a, backend, options));
     a1 = alive.back().get();
     return a1->run(inputs);
   });
-  attempt("A1 again", true, [&] {
+  attempt("A1 again", "A", [&] {
     if (!a1) throw Error(ErrorCode::Internal, "A1 did not compile");
     return a1->run(inputs);
   });
@@ -107,26 +113,23 @@ std::vector<DeterminismRun> in_process_sequence(const Model& a, const std::vecto
   if (a1 && dynamic::stats(*a1)) {
     std::vector<Tensor> other_length = other_length_inputs(a.graph(), inputs);
     if (!other_length.empty()) {
-      attempt("A1 at length B", true, [&] { return a1->run(other_length); });
-      runs.back().expect = "A at length B";
-      attempt("A1 after length B", true, [&] { return a1->run(inputs); });
+      attempt("A1 at length B", "A at length B", [&] { return a1->run(other_length); });
+      attempt("A1 after length B", "A", [&] { return a1->run(inputs); });
     }
   }
-  for (const auto& other : others) {
-    attempt(other.label, true, [&] {
+  for (const auto& other : others)
+    attempt(other.label, other.expect, [&] {
       Options o = options;
       if (other.expect != "A") o.input_shapes.clear();
       o.observe.clear();
       alive.push_back(compile(other.model, backend, o));
       return alive.back()->run(other.inputs);
     });
-    runs.back().expect = other.expect;
-  }
-  attempt("A2", true, [&] {
+  attempt("A2", "A", [&] {
     alive.push_back(compile(a, backend, options));
     return alive.back()->run(inputs);
   });
-  attempt("A1 after A2", true, [&] {
+  attempt("A1 after A2", "A", [&] {
     if (!a1) throw Error(ErrorCode::Internal, "A1 did not compile");
     return a1->run(inputs);
   });
@@ -145,9 +148,7 @@ std::vector<DeterminismRun> runner_in_process_sequence(const std::string& comman
   for (ir::ValueId v : a.graph().inputs) ordered_inputs.push_back(inputs.at(a.graph().value(v).name));
   std::vector<OtherGraph> others = sequence_others(a, ordered_inputs, scratch_dir, model_path);
   // A at another length, where the model has a size to vary: the same compiled model, other shapes.
-  std::map<std::string, Tensor> other_length;
-  std::vector<Tensor> shorter = other_length_inputs(a.graph(), ordered_inputs);
-  for (size_t i = 0; i < shorter.size(); ++i) other_length[a.graph().value(a.graph().inputs[i]).name] = shorter[i];
+  const std::map<std::string, Tensor> other_length = by_input_name(a.graph(), other_length_inputs(a.graph(), ordered_inputs));
 
   auto hashes = [&](const NamedTensors& out) {
     std::vector<Tensor> ordered;

@@ -56,6 +56,9 @@ std::vector<OtherGraph> sequence_others(const Model& a, const std::vector<Tensor
 // every symbolic dim halved; empty when the model has no size to vary.
 std::vector<Tensor> other_length_inputs(const ir::Graph& graph, const std::vector<Tensor>& inputs);
 
+// `tensors` in graph-input order, keyed by the inputs' names (what runners and .npz files take).
+std::map<std::string, Tensor> by_input_name(const ir::Graph& graph, const std::vector<Tensor>& tensors);
+
 // Compile A and run it twice; compile and run each other graph (kept alive); compile A again and
 // run. Errors are recorded per run, not thrown.
 std::vector<DeterminismRun> in_process_sequence(const Model& a, const std::vector<Tensor>& inputs,

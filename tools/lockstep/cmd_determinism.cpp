@@ -171,11 +171,8 @@ int cmd_determinism(const DeterminismArgs& args) {
     for (const auto& o : others)
       if (o.expect != "A") fresh_other(o.expect, o.path, inputs_npz);
     if (churned) {
-      std::vector<Tensor> shorter = diff::other_length_inputs(graph, inputs.tensors);
-      std::map<std::string, Tensor> named_shorter;
-      for (size_t i = 0; i < shorter.size(); ++i) named_shorter[graph.value(graph.inputs[i]).name] = shorter[i];
       const std::string npz = scratch.path + "/inputs_at_length_b.npz";
-      write_npz(npz, named_shorter);
+      write_npz(npz, diff::by_input_name(graph, diff::other_length_inputs(graph, inputs.tensors)));
       fresh_other("A at length B", embedded ? "" : args.model, npz);
     }
   }
