@@ -26,6 +26,8 @@ fi
 # The compiler cache (CMakeLists.txt, docs/ci.md) lives outside the checkout (~/.cache/ccache),
 # sized to hold the Release, sanitizer and arm64 trees together.
 ccache --max-size "${LOCKSTEP_CCACHE_SIZE:-12G}" >/dev/null
+# LOCKSTEP_APT_ONLY=1: the packages only (scripts/build-wheel.sh builds its own tree).
+[ "${LOCKSTEP_APT_ONLY:-0}" = 1 ] && exit 0
 
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"

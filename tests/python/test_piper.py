@@ -129,3 +129,65 @@ def test_the_command_writes_raw_wav_and_one_file_per_line(voices, tmp_path):
     bad = _cli("-f", str(tmp_path / "x.wav"), "--length-scale", "nan")
     assert bad.returncode == 2 and b"length_scale must be a finite number" in bad.stderr
     assert not os.path.exists(tmp_path / "x.wav") and not [f for f in os.listdir(tmp_path) if f.endswith(".part")]
+
+
+MULTI = os.path.join(ROOT, "tests/fixtures/piper_arch/piper_arch_s4.onnx")  # Piper's VITS, 4 speakers, random weights
+
+
+@pytest.fixture(scope="module")
+def multi_speaker(tmp_path_factory):
+    """The 4-speaker Piper-architecture voice with a config (the joe voice's phonemes and ids, which the
+    fixture's 256-entry embedding takes) as piper-tts and lockstep.piper both load it."""
+    if not os.path.exists(f"{VOICE}.json"):
+        pytest.skip(f"no Piper voice config at {VOICE}.json")
+    import json
+    config = json.load(open(f"{VOICE}.json"))
+    config["num_speakers"] = 4
+    config["speaker_id_map"] = {"ann": 0, "bob": 1, "cy": 2, "dee": 3}
+    d = tmp_path_factory.mktemp("multi")
+    model = d / "voice.onnx"
+    os.symlink(MULTI, model)
+    (d / "voice.onnx.json").write_text(json.dumps(config))
+    return str(model), lp.PiperVoice.load(str(model), threads=2), piper.PiperVoice.load(str(model))
+
+
+def test_a_multi_speaker_voice_speaks_each_speaker_as_piper_tts_does(multi_speaker):
+    _, ours, theirs = multi_speaker
+    per_speaker = []
+    for sid in range(4):
+        syn = lp.SynthesisConfig(speaker_id=sid, **QUIET)
+        a = list(ours.synthesize(TEXT, syn))
+        b = list(theirs.synthesize(TEXT, piper.SynthesisConfig(speaker_id=sid, **QUIET)))
+        assert [c.phonemes for c in a] == [c.phonemes for c in b]
+        assert [len(c.audio_float_array) for c in a] == [len(c.audio_float_array) for c in b]
+        for x, y in zip(a, b):
+            ref = np.linalg.norm(y.audio_float_array) or 1.0
+            assert np.linalg.norm(x.audio_float_array - y.audio_float_array) / ref < 1e-4
+        per_speaker.append(np.concatenate([c.audio_float_array for c in a]))
+    assert not np.array_equal(per_speaker[0], per_speaker[1])  # the speaker reaches the audio
+    with pytest.raises(ValueError, match="speaker_id 4 is not a speaker of this voice"):
+        list(ours.synthesize(TEXT, lp.SynthesisConfig(speaker_id=4)))
+
+
+def test_files_that_are_not_voices_are_errors_naming_the_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nowhere.onnx.json"):
+        lp.PiperVoice.load(str(tmp_path / "nowhere.onnx"))
+    node = "/usr/share/libonnx-testdata/data/node/test_abs/model.onnx"  # an ONNX file that is no voice
+    if not (os.path.exists(node) and os.path.exists(f"{VOICE}.json")):
+        pytest.skip("needs libonnx-testdata and the joe voice's config")
+    import shutil
+    shutil.copy(node, tmp_path / "abs.onnx")
+    shutil.copy(f"{VOICE}.json", tmp_path / "abs.onnx.json")
+    with pytest.raises(ValueError, match=r"abs.onnx: not a Piper voice: it has no input named 'input'"):
+        lp.PiperVoice.load(str(tmp_path / "abs.onnx"))
+
+
+@needs_voice
+def test_empty_text_gives_nothing_and_long_text_comes_sentence_by_sentence(voices):
+    import itertools
+    ours, theirs = voices
+    assert list(ours.synthesize("", lp.SynthesisConfig(**QUIET))) == list(theirs.synthesize("")) == []
+    long_text = "This sentence is said many times over. " * 2565  # 100,035 characters
+    first = list(itertools.islice(ours.synthesize(long_text, lp.SynthesisConfig(**QUIET)), 3))
+    assert len(first) == 3  # the first sentences come without the other 2,562 being made
+    assert first[0].audio_int16_bytes == first[1].audio_int16_bytes  # same sentence, same bits

@@ -64,6 +64,7 @@ class PiperVoice(_PiperVoice):
         with open(config_path, "r", encoding="utf-8") as f:
             config = PiperConfig.from_dict(json.load(f))
         model = load(str(model_path))
+        _check_voice(model, model_path)
         if include_alignments:
             model = _with_durations(model)
         options = {"threads": threads} if threads else {}
@@ -77,6 +78,20 @@ class PiperVoice(_PiperVoice):
         have and a scale that is not a finite number are errors naming the value."""
         _check_synthesis(self.config, syn_config)
         return super().phoneme_ids_to_audio(phoneme_ids, syn_config, include_alignments=include_alignments)
+
+
+_VOICE_INPUTS = ("input", "input_lengths", "scales")
+
+
+def _check_voice(model: Model, path: Union[str, Path]) -> None:
+    """A Piper voice takes phoneme ids, their count and the three scales (and a speaker id when it has
+    several speakers); another ONNX file is refused here rather than failing in the first sentence."""
+    names = [i.name for i in model.inputs]
+    missing = [n for n in _VOICE_INPUTS if n not in names]
+    if missing:
+        raise ValueError(f"{path}: not a Piper voice: it has no input named {', '.join(map(repr, missing))} "
+                         f"(its inputs: {', '.join(names) or 'none'}; a Piper voice takes {', '.join(_VOICE_INPUTS)}"
+                         " and, with several speakers, sid)")
 
 
 def _check_synthesis(config: PiperConfig, syn: Optional[SynthesisConfig]) -> None:
