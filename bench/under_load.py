@@ -53,6 +53,10 @@ def busy(n):
 
 
 def cell(runtime, args, threads, env):
+    label, _, path = runtime.partition("=")  # NAME=PYTHONPATH: lockstep from another build (before/after)
+    if path:
+        env = dict(env, PYTHONPATH=path)
+        runtime = "lockstep"
     cmd = [sys.executable, "-c", CHILD, runtime, args.voice, str(threads), str(args.passes),
            os.path.join(ROOT, "tests/fixtures/piper/sentences.json")]
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
@@ -71,7 +75,8 @@ def main():
     ap.add_argument("--voice", default=os.path.join(ROOT, ".cache/voices/en_US-joe-medium.onnx"))
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--loads", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--runtimes", nargs="+", default=["lockstep", "ort"])
+    ap.add_argument("--runtimes", nargs="+", default=["lockstep", "ort"],
+                    help="lockstep, ort, or NAME=PYTHONPATH (lockstep from that path, e.g. the build before a change)")
     ap.add_argument("--passes", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--env", nargs="*", default=[], help="K=V for the measured processes")
@@ -87,6 +92,7 @@ def main():
                 for threads in args.threads:
                     for rt in args.runtimes:
                         passes = cell(rt, args, threads, env)
+                        rt = rt.partition("=")[0]
                         c = cells.setdefault((rt, threads, load), {"medians": [], "first": [], "worst": []})
                         c["medians"].append(median(passes)); c["first"].append(passes[0]); c["worst"].append(max(passes))
                         print(f"  {rt} threads={threads} load={load}: passes {' '.join(f'{p:.0f}' for p in passes)} ms",
@@ -98,16 +104,17 @@ def main():
                     p.wait()
     print(f"under_load: {os.path.basename(args.voice)}, {len(json.load(open(os.path.join(ROOT, 'tests/fixtures/piper/sentences.json')))['sentences'])} "
           f"sentences a pass, {args.passes} passes a cell, {args.rounds} round(s), env {' '.join(args.env) or '(default)'}")
-    print("| runtime | threads | busy processes | median pass ms | first pass ms | worst pass ms | slowdown from quiet | lockstep speed-up over ORT |")
+    print("| runtime | threads | busy processes | median pass ms | first pass ms | worst pass ms | slowdown from quiet | speed-up over ORT |")
     print("|---|---|---|---|---|---|---|---|")
+    names = [rt.partition("=")[0] for rt in args.runtimes]
     for threads in args.threads:
         for load in args.loads:
-            for rt in args.runtimes:
+            for rt in names:
                 c = cells[(rt, threads, load)]
                 med = median(c["medians"])
                 quiet = median(cells[(rt, threads, args.loads[0])]["medians"])
                 ratio = ""
-                if rt == "lockstep" and ("ort", threads, load) in cells:
+                if rt != "ort" and ("ort", threads, load) in cells:
                     ratio = f"{median(cells[('ort', threads, load)]['medians']) / med:.2f}x"
                 print(f"| {rt} | {threads} | {load} | {med:.0f} | {max(c['first']):.0f} | {max(c['worst']):.0f} | "
                       f"{med / quiet:.2f}x | {ratio} |")

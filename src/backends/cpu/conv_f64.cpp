@@ -10,14 +10,13 @@
 // Items are fixed by the shape, so an output's arithmetic never depends on the thread count.
 #include "backends/cpu/conv_f64.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <vector>
 
 #include "backends/cpu/conv1d_geometry.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/parallel.h"
 #include "backends/cpu/simd/target.h"
 #include "core/hash.h"
 #include "core/shared_by_key.h"
@@ -124,15 +123,11 @@ class F64ConvKernel final : public Kernel {
     const int64_t panel = panel_for(c_.co, c_.w_out), panels = (c_.co + panel - 1) / panel;
     const int64_t blocks = (c_.w_out + block_ - 1) / block_;
     const int64_t items = c_.n * blocks * panels;
-#pragma omp parallel num_threads(threads_)
-    {
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < c_.n * padded_rows_; ++r) fill_row(r / padded_rows_, r % padded_rows_);
-#pragma omp for schedule(static)
-    for (int64_t item = 0; item < items; ++item)
+    parallel_for(c_.n * padded_rows_, threads_, [&](int64_t r, int) { fill_row(r / padded_rows_, r % padded_rows_); });
+    parallel_for(items, threads_, [&](int64_t item, int slot) {
       block(item / (blocks * panels), item / panels % blocks * block_, item % panels * panel,
-            scratch_ + static_cast<size_t>(omp_get_thread_num()) * per_thread_);
-    }
+            scratch_ + static_cast<size_t>(slot) * per_thread_);
+    });
     epilogue_.apply_all(y_);
   }
 

@@ -4,8 +4,6 @@
 // planar one is its transpose (the same GEMM with both operands transposed).
 #include "backends/cpu/conv_gemm.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -13,6 +11,7 @@
 #include "backends/cpu/conv1d_geometry.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/parallel.h"
 #include "core/hash.h"
 #include "core/shared_by_key.h"
 
@@ -79,8 +78,7 @@ void GemmConv1d::gather(const float* x, int64_t n, int64_t g, int64_t t0, int64_
 
 void GemmConv1d::run(const float* x, float* y, std::byte* scratch) const {
   const int64_t items = s_.n * s_.groups * tiles_;
-#pragma omp parallel for schedule(static) num_threads(threads_)
-  for (int64_t item = 0; item < items; ++item) {
+  parallel_for(items, threads_, [&](int64_t item, int slot) {
     const int64_t n = item / (s_.groups * tiles_), g = item / tiles_ % s_.groups, t0 = item % tiles_ * tile_;
     const int64_t len = std::min(tile_, s_.w_out - t0);
     const float* a = nullptr;
@@ -89,7 +87,7 @@ void GemmConv1d::run(const float* x, float* y, std::byte* scratch) const {
       a = x + (n * s_.w_in + t0) * s_.ci + g * ig_;
       lda = s_.ci;
     } else {
-      float* col = reinterpret_cast<float*>(scratch) + static_cast<int64_t>(omp_get_thread_num()) * col_floats_;
+      float* col = reinterpret_cast<float*>(scratch) + slot * col_floats_;
       gather(x, n, g, t0, len, col);
       a = col;
     }
@@ -104,7 +102,7 @@ void GemmConv1d::run(const float* x, float* y, std::byte* scratch) const {
       for (int64_t o = 0; o < og_; ++o) std::fill_n(c + o * s_.w_out, len, b[o]);
       sgemm(true, true, og_, len, kk_, 1.0f, wt, og_, a, lda, 1.0f, c, s_.w_out);
     }
-  }
+  });
 }
 
 namespace {

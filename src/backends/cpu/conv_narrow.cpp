@@ -7,6 +7,7 @@
 #include "backends/cpu/conv_narrow.h"
 #include "backends/cpu/conv1d_geometry.h"
 #include "backends/cpu/epilogue.h"
+#include "backends/cpu/parallel.h"
 #include "backends/cpu/simd/target.h"
 
 namespace lockstep::cpu {
@@ -101,15 +102,14 @@ class NarrowConvKernel final : public Kernel {
   std::string implementation() const override { return "lockstep:narrow-conv"; }
   void run() override {
     const int64_t per_n = (w_out_ + kPositionsPerItem - 1) / kPositionsPerItem, items = n_ * per_n;
-#pragma omp parallel for schedule(static)
-    for (int64_t item = 0; item < items; ++item) {
+    parallel_for(items, [&](int64_t item, int) {
       const int64_t n = item / per_n, w0 = (item % per_n) * kPositionsPerItem;
       const int64_t w1 = std::min(w_out_, w0 + kPositionsPerItem);
       const float* xn = x_ + n * w_in_ * c_;
       const Geometry g{c_, w_in_, k_, d_, pad_};
       for (int64_t o = 0; o < co_; ++o)
         narrow_rows(g, xn, w_.data() + o * k_ * c_, bias_[static_cast<size_t>(o)], y_ + (n * co_ + o) * w_out_, w0, w1);
-    }
+    });
     epilogue_.apply_all(y_);
   }
 

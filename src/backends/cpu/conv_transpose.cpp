@@ -8,7 +8,6 @@
 // on the voice's upsamplers (lockstep_conv_bench, docs/cpu.md). Else oneDNN's brgemm forward
 // kernels in fixed time tiles (2-4x faster here than its deconvolution), or our GEMM
 // convolution where oneDNN has only a reference loop.
-#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,6 +25,7 @@
 #include "backends/cpu/isa.h"
 #include "backends/cpu/onednn_impl.h"
 #include "backends/cpu/epilogue.h"
+#include "backends/cpu/parallel.h"
 #include "backends/cpu/profile.h"
 #include "backends/cpu/shared_weights.h"
 #include "backends/cpu/transpose.h"
@@ -243,11 +243,10 @@ class PolyphaseKernel final : public Kernel {
       }
       constexpr int64_t kChunk = 16384;  // floats per work item
       const int64_t items = (y_plane + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static)
-      for (int64_t i = 0; i < items; ++i) {
+      parallel_for(items, [&](int64_t i, int) {
         const int64_t at = i * kChunk, len = std::min(kChunk, y_plane - at);
         std::memcpy(to + at, from + at, static_cast<size_t>(len) * sizeof(float));
-      }
+      });
     }
   }
 

@@ -8,8 +8,6 @@
 // integers and the output transform by powers of two.
 #include "backends/cpu/conv_winograd.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
@@ -17,6 +15,7 @@
 #include <string>
 
 #include "backends/cpu/conv1d_geometry.h"
+#include "backends/cpu/parallel.h"
 #include "backends/cpu/shared_weights.h"
 #include "backends/cpu/conv_winograd_isa.h"
 #include "backends/cpu/conv_winograd_transforms.h"
@@ -201,14 +200,13 @@ void Winograd1d::run(const float* x, float* y, std::byte* scratch) const {
   // Each output element's arithmetic is the same however chunks and panels are split: the bits
   // do not depend on the thread count. A chunk split into panel parts is transformed once per part.
   const int64_t items = s_.n * chunks_ * panel_parts_;
-#pragma omp parallel for schedule(static) num_threads(threads_)
-  for (int64_t item = 0; item < items; ++item) {
+  parallel_for(items, threads_, [&](int64_t item, int slot) {
     const int64_t part = item % panel_parts_, chunk = item / panel_parts_;
     const int64_t n = chunk / chunks_, tile0 = chunk % chunks_ * chunk_;
-    float* v = buffers + static_cast<int64_t>(omp_get_thread_num()) * v_floats_;
+    float* v = buffers + slot * v_floats_;
     transform_chunk(x + n * s_.w_in * s_.ci, tile0, v);
     multiply_chunk(v, tile0, y + n * s_.w_out * s_.co, panels_ * part / panel_parts_, panels_ * (part + 1) / panel_parts_);
-  }
+  });
 }
 
 namespace {

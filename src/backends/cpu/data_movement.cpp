@@ -6,6 +6,7 @@
 
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/layout.h"
+#include "backends/cpu/parallel.h"
 #include "backends/cpu/views.h"
 
 namespace lockstep::cpu {
@@ -35,8 +36,8 @@ void strided_copy(std::byte* out, const std::byte* in, const Shape& shape, const
   for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
   if (inner == 0) return;
   const auto es = static_cast<int64_t>(elem);
-#pragma omp parallel for schedule(static) if (rows * inner > 32768)
-  for (int64_t row = 0; row < rows; ++row) {
+  parallel_for(
+      rows, [&](int64_t row, int) {
     int64_t off = 0, rest = row;
     for (size_t d = shape.size() - 1; d-- > 0;) {
       off += (rest % shape[d]) * strides[d];
@@ -55,7 +56,8 @@ void strided_copy(std::byte* out, const std::byte* in, const Shape& shape, const
           for (int64_t j = 0; j < inner; ++j) std::memcpy(o + j * es, i + j * inner_stride * es, elem);
       }
     }
-  }
+  },
+      rows * inner > 32768);
 }
 
 struct Io {
@@ -174,8 +176,8 @@ class ConcatKernel final : public Kernel {
         split_(split) {}
   void run() override {
     const auto es = static_cast<int64_t>(elem_);
-#pragma omp parallel for schedule(static) if (outer_ * total_ > 32768)
-    for (int64_t o = 0; o < outer_; ++o) {
+    parallel_for(
+        outer_, [&](int64_t o, int) {
       int64_t at = 0;
       for (size_t p = 0; p < parts_.size(); ++p) {
         std::byte* whole = out_ + (o * total_ + at) * es;
@@ -184,7 +186,8 @@ class ConcatKernel final : public Kernel {
         else std::memcpy(whole, part, static_cast<size_t>(lens_[p] * es));
         at += lens_[p];
       }
-    }
+    },
+        outer_ * total_ > 32768);
   }
 
  private:
@@ -268,8 +271,8 @@ class PadKernel final : public Kernel {
     if (value_) std::memcpy(fill, value_, r_.elem);
     const bool zero_fill = std::all_of(fill, fill + r_.elem, [](std::byte v) { return v == std::byte{0}; });
     const size_t last = out.empty() ? 0 : out.size() - 1;
-#pragma omp parallel for schedule(static) if (rows * inner > 32768)
-    for (int64_t row = 0; row < rows; ++row) {
+    parallel_for(
+        rows, [&](int64_t row, int) {
       int64_t off = 0, rest = row;
       bool outside = false;
       for (size_t d = last; d-- > 0;) {
@@ -294,7 +297,7 @@ class PadKernel final : public Kernel {
       };
       if (outside) {
         pad(0, inner);
-        continue;
+        return;
       }
       // The row is [padding | one contiguous run of the input row | padding]: the run is one copy.
       const int64_t n = out.empty() ? 1 : r_.in_shape[last], b = out.empty() ? 0 : begin_[last];
@@ -302,7 +305,8 @@ class PadKernel final : public Kernel {
       if (hi > lo) std::memcpy(o + lo * es, r_.in + (off + lo - b) * es, static_cast<size_t>((hi - lo) * es));
       pad(0, lo);
       pad(hi, inner);
-    }
+    },
+        rows * inner > 32768);
   }
 
  private:

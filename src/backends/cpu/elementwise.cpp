@@ -8,6 +8,7 @@
 
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/parallel.h"
 
 namespace lockstep::cpu {
 
@@ -19,11 +20,10 @@ template <class F>
 void for_each_chunk(const RowView& view, F&& f) {
   RowChunks c = row_chunks(view);
   const int64_t count = c.count();
-#pragma omp parallel for schedule(static)
-  for (int64_t item = 0; item < count; ++item) {
+  parallel_for(count, [&](int64_t item, int) {
     int64_t row = item / c.per_row, begin = (item % c.per_row) * c.chunk;
     f(row, begin, std::min(begin + c.chunk, c.inner));
-  }
+  });
 }
 
 struct Operand {
@@ -84,16 +84,15 @@ class FloatUnaryKernel final : public Kernel {
   void run() override {
     if (blocks_.items > 0) {  // strided view input (views.h)
       const int64_t inner = view_.inner;
-#pragma omp parallel for schedule(static)
-      for (int64_t item = 0; item < blocks_.items; ++item) {
+      parallel_for(blocks_.items, [&](int64_t item, int) {
         const int64_t r0 = item * blocks_.rows_per_item, r1 = std::min(view_.rows, r0 + blocks_.rows_per_item);
         unary_rows(op_, alpha_, reinterpret_cast<const float*>(x_.data) + r0 * x_pitch_, x_pitch_, out_ + r0 * inner,
                    r1 - r0, inner);
-        if (epilogue_.empty()) continue;
+        if (epilogue_.empty()) return;
         if (epilogue_.flat()) epilogue_.apply_flat(out_, r0 * inner, r1 * inner);
         else
           for (int64_t r = r0; r < r1; ++r) epilogue_.apply_row(out_, r, 0, inner);
-      }
+      });
       return;
     }
     for_each_chunk(view_, [&](int64_t row, int64_t b, int64_t e) {
@@ -131,16 +130,15 @@ class FloatBinaryKernel final : public Kernel {
       const int64_t inner = view_.inner;
       const auto* a = reinterpret_cast<const float*>(a_.data);
       const auto* b = reinterpret_cast<const float*>(b_.data);
-#pragma omp parallel for schedule(static)
-      for (int64_t item = 0; item < blocks_.items; ++item) {
+      parallel_for(blocks_.items, [&](int64_t item, int) {
         const int64_t r0 = item * blocks_.rows_per_item, r1 = std::min(view_.rows, r0 + blocks_.rows_per_item);
         binary_rows(op_, a + r0 * a_pitch_, a_pitch_, a_.at.inner_stride, b + r0 * b_pitch_, b_pitch_,
                     b_.at.inner_stride, out_ + r0 * inner, r1 - r0, inner);
-        if (epilogue_.empty()) continue;
+        if (epilogue_.empty()) return;
         if (epilogue_.flat()) epilogue_.apply_flat(out_, r0 * inner, r1 * inner);
         else
           for (int64_t r = r0; r < r1; ++r) epilogue_.apply_row(out_, r, 0, inner);
-      }
+      });
       return;
     }
     for_each_chunk(view_, [&](int64_t row, int64_t b, int64_t e) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "backends/cpu/parallel.h"
 #include "backends/cpu/simd/target.h"
 #include "backends/cpu/vector_math.h"
 
@@ -237,21 +238,19 @@ void Epilogue::apply_all(float* out) const {
   if (flat_) {
     constexpr int64_t kChunk = 4096;
     const int64_t count = (total_ + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static)
-    for (int64_t item = 0; item < count; ++item) {
+    parallel_for(count, [&](int64_t item, int) {
       const int64_t begin = item * kChunk;
       apply_flat(out, begin, std::min(begin + kChunk, total_));
-    }
+    });
     return;
   }
   RowChunks c = row_chunks(view_);
   const int64_t count = c.count();
-#pragma omp parallel for schedule(static)
-  for (int64_t item = 0; item < count; ++item) {
+  parallel_for(count, [&](int64_t item, int) {
     int64_t row = item / c.per_row, begin = (item % c.per_row) * c.chunk;
     int64_t end = std::min(begin + c.chunk, c.inner);
     apply_row(out, row, begin, end);
-  }
+  });
 }
 
 }  // namespace lockstep::cpu

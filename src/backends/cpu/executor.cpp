@@ -1,6 +1,5 @@
 #include "backends/cpu/executor.h"
 
-#include <omp.h>
 #include <sys/mman.h>
 
 #include <chrono>
@@ -12,6 +11,7 @@
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/layout.h"
+#include "backends/cpu/parallel.h"
 #include "backends/cpu/profile.h"
 #include "backends/cpu/transpose.h"
 #include "backends/cpu/views.h"
@@ -57,16 +57,6 @@ struct AlignedBuffer {
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
 };
 
-// Sets the OpenMP thread count for a scope and restores the caller's afterwards.
-class ThreadScope {
- public:
-  explicit ThreadScope(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
-  ~ThreadScope() { omp_set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
-
 int64_t value_bytes(const ir::Value& v) {
   return num_elements(v.shape) * static_cast<int64_t>(storage_size(v.dtype));
 }
@@ -95,7 +85,7 @@ class CpuExecutable final : public Executable {
       : graph_(graph), threads_(resolve_threads(options.threads)), isa_(active_isa()), engine_(dnnl::engine::kind::cpu, 0),
         stream_(engine_) {
     const auto compile_start = std::chrono::steady_clock::now();
-    ThreadScope scope(threads_);
+    ThreadsScope scope(threads_);
     const size_t nvalues = graph_.values.size();
     // Place every non-constant value: the plan's offsets, else one slot each.
     std::vector<int64_t> offsets(nvalues, -1);
@@ -167,7 +157,7 @@ class CpuExecutable final : public Executable {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& options) override {
     check_inputs(inputs);
     std::lock_guard<std::mutex> lock(run_mutex_);  // runs share the arena: serialize (docs/security.md)
-    ThreadScope scope(threads_);
+    ThreadsScope scope(threads_);
     run_seed_ = options.seed;  // random kernels read it
     for (size_t i = 0; i < inputs.size(); ++i) {
       ir::ValueId id = graph_.inputs[i];
@@ -298,11 +288,7 @@ class CpuExecutable final : public Executable {
 
 }  // namespace
 
-int resolve_threads(int threads) {
-  if (threads > 0) return threads;
-  int n = omp_get_num_procs();
-  return n > 0 ? n : 1;
-}
+int resolve_threads(int threads) { return threads > 0 ? threads : usable_cpus(); }
 
 const void* arena_address(const Executable& executable) {
   auto* cpu = dynamic_cast<const CpuExecutable*>(&executable);

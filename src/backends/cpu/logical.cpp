@@ -5,6 +5,7 @@
 
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/parallel.h"
 
 namespace lockstep::cpu {
 
@@ -44,8 +45,8 @@ class CompareKernel final : public Kernel {
   void rows(F f) const {
     const RowChunks c = row_chunks(view_);
     const int64_t count = c.count();
-#pragma omp parallel for schedule(static) if (count > 8)
-    for (int64_t item = 0; item < count; ++item) {
+    parallel_for(
+        count, [&](int64_t item, int) {
       const int64_t row = item / c.per_row, begin = (item % c.per_row) * c.chunk;
       const int64_t end = std::min(begin + c.chunk, c.inner);
       const int64_t as = ra_.inner_stride, bs = rb_.inner_stride;
@@ -53,7 +54,8 @@ class CompareKernel final : public Kernel {
       const T* b = b_ + rb_.row_offset(row, view_.out_shape) + begin * bs;
       bool* o = out_ + row * view_.inner + begin;
       for (int64_t j = 0; j < end - begin; ++j) o[j] = f(a[j * as], b[j * bs]);
-    }
+    },
+        count > 8);
   }
 
   Op op_;

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/parallel.h"
 
 namespace lockstep::cpu {
 
@@ -34,12 +35,13 @@ class ClipKernel final : public Kernel {
     const T lo = lo_ ? *lo_ : lowest(), hi = hi_ ? *hi_ : highest();
     const T* x = in_;
     T* y = out_;
-#pragma omp parallel for simd schedule(static) if (n_ > 65536)
-    for (int64_t i = 0; i < n_; ++i) {
+    parallel_for(
+        n_, [&](int64_t i, int) {
       T v = x[i];
       v = v < lo ? lo : v;
       y[i] = v > hi ? hi : v;
-    }
+    },
+        n_ > 65536);
   }
 
  private:

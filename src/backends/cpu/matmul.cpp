@@ -1,7 +1,6 @@
 // MatMul and Gemm through gemm.h's sgemm (oneDNN or OpenBLAS; deterministic for a fixed thread count),
 // MatMul in float64 where Options::f64_accumulate asks (gemm.h's dgemm);
 // Softmax as plain loops.
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +9,7 @@
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/parallel.h"
 #include "backends/cpu/simd/target.h"
 #include "backends/cpu/vector_math.h"
 
@@ -61,8 +61,7 @@ class MatMulKernel final : public Kernel {
   void run() override {
     if (f64_threads_) {
       // Options::f64_accumulate: each product whole in float64 on one thread, rounded once.
-#pragma omp parallel for schedule(static) num_threads(f64_threads_)
-      for (int64_t bi = 0; bi < batches_; ++bi) run_f64(bi, scratch_ + static_cast<size_t>(omp_get_thread_num()) * per_thread_);
+      parallel_for(batches_, f64_threads_, [&](int64_t bi, int slot) { run_f64(bi, scratch_ + static_cast<size_t>(slot) * per_thread_); });
       return;
     }
     for (int64_t bi = 0; bi < batches_; ++bi) {
@@ -176,8 +175,7 @@ class SoftmaxKernel final : public Kernel {
 
   void run() override {
     const int64_t lines = outer_ * inner_;
-#pragma omp parallel for schedule(static)
-    for (int64_t line = 0; line < lines; ++line) {
+    parallel_for(lines, [&](int64_t line, int) {
       int64_t o = line / inner_, i = line % inner_;
       const float* x = x_ + o * len_ * inner_ + i;
       float* y = y_ + o * len_ * inner_ + i;
@@ -189,7 +187,7 @@ class SoftmaxKernel final : public Kernel {
       const double sum = (part[0] + part[1]) + (part[2] + part[3]);
       float inv = static_cast<float>(1.0 / sum);
       for (int64_t j = 0; j < len_; ++j) y[j * inner_] *= inv;
-    }
+    });
   }
 
  private:

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/parallel.h"
 #include "core/random.h"
 #include "ir/infer_rules.h"
 
@@ -27,12 +28,13 @@ class RandomKernel final : public Kernel {
   void run() override {
     const uint64_t key = random::stream_key(random::op_seed(spec_.has_seed, spec_.seed, run_seed_ ? *run_seed_ : 0), name_);
     const int64_t chunks = (count_ + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-    for (int64_t c = 0; c < chunks; ++c) {
+    parallel_for(
+        chunks, [&](int64_t c, int) {
       const int64_t first = c * kChunk, n = std::min(kChunk, count_ - first);
       if (spec_.normal) random::fill_normal(out_ + first, first, n, key, spec_.a, spec_.b);
       else random::fill_uniform(out_ + first, first, n, key, spec_.a, spec_.b);
-    }
+    },
+        chunks > 1);
   }
 
  private:

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/parallel.h"
 #include "ir/infer_rules.h"
 
 namespace lockstep::cpu {
@@ -68,8 +69,8 @@ class ReduceKernel final : public Kernel {
   void run() override {
     const auto outs = static_cast<int64_t>(base_.size());
     const int64_t items = outs * blocks_;
-#pragma omp parallel for schedule(static) if (outs * count_ > kParallelWork)
-    for (int64_t item = 0; item < items; ++item) {
+    parallel_for(
+        items, [&](int64_t item, int) {
       const int64_t o = item / blocks_, blk = item % blocks_;
       const int64_t begin = blk * kBlock, end = std::min(count_, begin + kBlock);
       const T* x = in_ + base_[static_cast<size_t>(o)];
@@ -80,7 +81,8 @@ class ReduceKernel final : public Kernel {
         for (int64_t k = begin; k < end; ++k) a += x[at(k)];
       }
       partial_[static_cast<size_t>(item)] = a;
-    }
+    },
+        outs * count_ > kParallelWork);
     for (int64_t o = 0; o < outs; ++o) {
       Acc<T> a = init<T>(op_);
       for (int64_t blk = 0; blk < blocks_; ++blk) {
@@ -140,8 +142,8 @@ class CumSumKernel final : public Kernel {
 
   void run() override {
     const int64_t lanes = outer_ * inner_;
-#pragma omp parallel for schedule(static) if (lanes * dim_ > kParallelWork && lanes > 1)
-    for (int64_t lane = 0; lane < lanes; ++lane) {
+    parallel_for(
+        lanes, [&](int64_t lane, int) {
       const int64_t o = lane / inner_, j = lane % inner_;
       Acc<T> sum = 0;
       for (int64_t step = 0; step < dim_; ++step) {
@@ -156,7 +158,8 @@ class CumSumKernel final : public Kernel {
           out_[at] = static_cast<T>(sum);
         }
       }
-    }
+    },
+        lanes * dim_ > kParallelWork && lanes > 1);
   }
 
  private:

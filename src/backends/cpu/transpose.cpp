@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backends/cpu/isa.h"
+#include "backends/cpu/parallel.h"
 
 namespace lockstep::cpu {
 
@@ -59,23 +60,21 @@ void transpose_plane(const float* in, int64_t in_ld, float* out, int64_t out_ld,
 
 void ncw_to_nwc(const float* in, float* out, int64_t n, int64_t c, int64_t w) {
   const int64_t tw = tile_w(c), tiles = (w + tw - 1) / tw, items = n * tiles;
-#pragma omp parallel for schedule(static)
-  for (int64_t item = 0; item < items; ++item) {
+  parallel_for(items, [&](int64_t item, int) {
     const int64_t p = item / tiles, w0 = (item % tiles) * tw, len = std::min(tw, w - w0);
     // Plane p is [c][w]; the tile is rows c, columns [w0, w0 + len) -> out rows w0.., columns c.
     transpose_plane(in + p * c * w + w0, w, out + p * c * w + w0 * c, c, c, len);
-  }
+  });
 }
 
 void nwc_to_ncw(const float* in, float* out, int64_t n, int64_t c, int64_t w,
                 const std::function<void(int64_t, int64_t, int64_t)>& after) {
   const int64_t tw = tile_w(c), tiles = (w + tw - 1) / tw, items = n * tiles;
-#pragma omp parallel for schedule(static)
-  for (int64_t item = 0; item < items; ++item) {
+  parallel_for(items, [&](int64_t item, int) {
     const int64_t p = item / tiles, w0 = (item % tiles) * tw, len = std::min(tw, w - w0);
     transpose_plane(in + p * c * w + w0 * c, c, out + p * c * w + w0, w, len, c);
     if (after) after(p, w0, w0 + len);
-  }
+  });
 }
 
 }  // namespace lockstep::cpu
