@@ -46,10 +46,10 @@ class SerialOmp {
   int saved_;
 };
 
-// How long an idle worker spins for the next loop before it sleeps (a voice's call has ~600-900
-// loops with microseconds of serial work between them), and how long the caller spins for blocks
-// still running elsewhere before it yields its core to them. LOCKSTEP_CPU_SPIN_US overrides the
-// first (measurement; docs/cpu.md).
+// How long an idle worker spins for the next loop before it sleeps: while some run is in flight
+// (a voice's call has ~700 loops with microseconds to a few hundred of serial work between them)
+// up to kRunSpinNs, else LOCKSTEP_CPU_SPIN_US (default 100 us). And how long the caller spins for
+// blocks still running elsewhere before it yields its core to them.
 int64_t idle_spin_ns() {
   static const int64_t ns = [] {
     const char* v = std::getenv("LOCKSTEP_CPU_SPIN_US");
@@ -58,6 +58,8 @@ int64_t idle_spin_ns() {
   return ns;
 }
 constexpr int64_t kJoinSpinNs = 20'000;
+constexpr int64_t kRunSpinNs = 2'000'000;
+std::atomic<int> runs_in_flight{0};  // ThreadsScopes of more than one thread alive
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -159,7 +161,10 @@ class Pool {
       uint32_t e;
       for (int spins = 0; (e = epoch_.load(std::memory_order_acquire)) == seen; ++spins) {
         LOCKSTEP_PAUSE();
-        if ((spins & 63) == 63 && now_ns() - start > idle_spin_ns()) {
+        if ((spins & 63) == 63 &&
+            now_ns() - start > (runs_in_flight.load(std::memory_order_relaxed) > 0
+                                    ? kRunSpinNs
+                                    : idle_spin_ns())) {
           sleepers_.fetch_add(1, std::memory_order_seq_cst);
           epoch_.wait(seen, std::memory_order_seq_cst);
           sleepers_.fetch_sub(1, std::memory_order_seq_cst);
@@ -242,9 +247,11 @@ ThreadsScope::ThreadsScope(int threads)
     : saved_(tls_run_threads), saved_omp_(omp_get_max_threads()) {
   tls_run_threads = std::max(1, threads);
   omp_set_num_threads(tls_run_threads);
+  if (tls_run_threads > 1) runs_in_flight.fetch_add(1, std::memory_order_relaxed);
 }
 
 ThreadsScope::~ThreadsScope() {
+  if (tls_run_threads > 1) runs_in_flight.fetch_sub(1, std::memory_order_relaxed);
   tls_run_threads = saved_;
   omp_set_num_threads(saved_omp_);
 }
