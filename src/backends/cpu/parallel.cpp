@@ -90,13 +90,11 @@ class Pool {
     std::unique_lock<std::mutex> lock(dispatch_, std::try_to_lock);
     if (!lock.owns_lock()) return false;
     grow(threads - 1);
-    const int64_t block = std::max<int64_t>(1, (items + 4 * threads - 1) / (4 * threads));
     const uint32_t loop = (loop_number_ + 1) & 0xffffff;
     loop_number_ = loop;
     fn_.store(fn, std::memory_order_release);
     body_.store(body, std::memory_order_release);
     items_.store(items, std::memory_order_release);
-    block_.store(block, std::memory_order_release);
     threads_.store(threads, std::memory_order_release);
     finished_.store(0, std::memory_order_release);
     ticket_.store(ticket(loop, 0), std::memory_order_seq_cst);
@@ -128,10 +126,13 @@ class Pool {
       const RangeFn fn = fn_.load(std::memory_order_acquire);
       void* body = body_.load(std::memory_order_acquire);
       const int64_t items = items_.load(std::memory_order_acquire);
-      const int64_t block = block_.load(std::memory_order_acquire);
       if (slot >= threads_.load(std::memory_order_acquire)) return;
       const int64_t begin = item_of(t);
       if (begin >= items) return;
+      // Guided: half the remaining items over the participants, so the first blocks are large and
+      // the last ones single items (whoever finishes last waits for little, as with equal shares).
+      const int64_t threads = threads_.load(std::memory_order_acquire);
+      const int64_t block = std::max<int64_t>(1, (items - begin) / (2 * threads));
       // Fails if another participant claimed first or the loop has moved on: t is reloaded.
       if (!ticket_.compare_exchange_weak(t, t + static_cast<uint64_t>(block),
                                          std::memory_order_acq_rel, std::memory_order_acquire))
@@ -185,7 +186,7 @@ class Pool {
   std::atomic<int64_t> finished_{0};
   std::atomic<RangeFn> fn_{nullptr};
   std::atomic<void*> body_{nullptr};
-  std::atomic<int64_t> items_{0}, block_{1};
+  std::atomic<int64_t> items_{0};
   std::atomic<int> threads_{1};
 };
 
