@@ -5,6 +5,7 @@ the model runs elsewhere. lockstep's additions to ``load`` are keyword-only: ``b
 from __future__ import annotations
 
 import math
+import threading
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
@@ -18,6 +19,9 @@ from .._model import CompiledModel, Model, compile, load
 from .config import PiperConfig, SynthesisConfig
 
 _BACKENDS = ("cpu", "cuda", "vulkan", "reference")
+# espeak-ng keeps global state: piper-tts's bridge may not be entered by two threads at once (a
+# server synthesizing several requests, a program with worker threads).
+_ESPEAK_LOCK = threading.Lock()
 
 
 class _VoiceSession:
@@ -71,6 +75,11 @@ class PiperVoice(_PiperVoice):
         compiled = compile(model, backend, **options)  # an unavailable backend is an error, not a fallback
         return PiperVoice(config=config, session=_VoiceSession(compiled, seed), espeak_data_dir=Path(espeak_data_dir),
                           download_dir=Path(download_dir) if download_dir is not None else Path.cwd())
+
+    def phonemize(self, text: str) -> list[list[str]]:
+        """piper-tts's, one thread at a time (espeak-ng is not thread-safe)."""
+        with _ESPEAK_LOCK:
+            return super().phonemize(text)
 
     def phoneme_ids_to_audio(self, phoneme_ids: list[int], syn_config: Optional[SynthesisConfig] = None,
                              include_alignments: bool = False):
