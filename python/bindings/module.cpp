@@ -6,4 +6,5 @@ NB_MODULE(_lockstep, m) {
   lockstep::python::bind_errors(m);
   lockstep::python::bind_model(m);
   lockstep::python::bind_tools(m);
+  lockstep::python::bind_stream(m);
 }

@@ -191,3 +191,33 @@ def test_empty_text_gives_nothing_and_long_text_comes_sentence_by_sentence(voice
     first = list(itertools.islice(ours.synthesize(long_text, lp.SynthesisConfig(**QUIET)), 3))
     assert len(first) == 3  # the first sentences come without the other 2,562 being made
     assert first[0].audio_int16_bytes == first[1].audio_int16_bytes  # same sentence, same bits
+
+
+@pytest.fixture(scope="module")
+def aligned():
+    return lp.PiperVoice.load(VOICE, threads=2, include_alignments=True)
+
+
+LONG_SENTENCE = ("When the evening train finally pulled into the small station at the edge of the valley, the "
+                 "passengers who had waited through the long delay gathered their bags, thanked the conductor, and "
+                 "stepped out into the cool air that smelled of rain and pine.")
+
+
+@needs_voice
+@pytest.mark.parametrize("noise", [False, True], ids=["noise off", "noise on, seed 0"])
+def test_streamed_chunks_are_the_whole_sentence_bit_for_bit(aligned, noise):
+    ours = aligned
+    syn = lp.SynthesisConfig(normalize_audio=False, **({} if noise else QUIET))
+    text = "Short one. " + LONG_SENTENCE
+    whole = list(ours.synthesize(text, syn, include_alignments=True))
+    streamed = list(ours.synthesize(text, syn, include_alignments=True, stream=True))
+    by_sentence = {}
+    for c in streamed:
+        by_sentence.setdefault(tuple(c.phonemes), []).append(c)
+    assert [tuple(c.phonemes) for c in whole] == list(by_sentence)
+    for w in whole:
+        chunks = by_sentence[tuple(w.phonemes)]
+        joined = np.concatenate([c.audio_float_array for c in chunks])
+        assert np.array_equal(joined, w.audio_float_array), (len(chunks), np.abs(joined - w.audio_float_array).max())
+        assert np.array_equal(chunks[0].phoneme_id_samples, w.phoneme_id_samples)
+    assert len(by_sentence[tuple(whole[1].phonemes)]) >= 4  # the long sentence came in several windows

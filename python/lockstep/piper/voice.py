@@ -14,6 +14,7 @@ from piper.phonemize_espeak import ESPEAK_DATA_DIR
 from piper.voice import AudioChunk, PhonemeAlignment  # noqa: F401  (re-exported: programs import them here)
 from piper.voice import PiperVoice as _PiperVoice
 
+from .. import _lockstep as _native
 from .. import _session
 from .._model import CompiledModel, Model, compile, load
 from .config import PiperConfig, SynthesisConfig
@@ -75,6 +76,55 @@ class PiperVoice(_PiperVoice):
         compiled = compile(model, backend, **options)  # an unavailable backend is an error, not a fallback
         return PiperVoice(config=config, session=_VoiceSession(compiled, seed), espeak_data_dir=Path(espeak_data_dir),
                           download_dir=Path(download_dir) if download_dir is not None else Path.cwd())
+
+    def synthesize(self, text: str, syn_config: Optional[SynthesisConfig] = None, include_alignments: bool = False,
+                   *, stream: bool = False):
+        """piper-tts's: one ``AudioChunk`` per sentence. ``stream=True`` (lockstep's): chunks while each
+        sentence's decoder runs, over growing windows of frames (docs/piper.md, "Streaming"); a
+        sentence's chunks concatenated are its whole audio bit for bit, before normalisation — so a
+        streamed sentence is not peak-normalised (its peak is not known until its end: pass
+        ``normalize_audio=False`` to compare), ``volume`` and clipping apply. Alignments come on the
+        sentence's first chunk."""
+        if not stream:
+            yield from super().synthesize(text, syn_config, include_alignments=include_alignments)
+            return
+        syn = syn_config if syn_config is not None else SynthesisConfig()
+        _check_synthesis(self.config, syn)
+        streamer = self._streamer()
+        for phonemes in self.phonemize(text):
+            if not phonemes:
+                continue
+            ids = self.phonemes_to_ids(phonemes)
+            sentence = streamer.start(self._voice_inputs(ids, syn), self.session.seed)
+            first = True
+            while (samples := sentence.next()) is not None:
+                audio = samples * syn.volume if syn.volume != 1.0 else samples
+                durations = sentence.durations if first and include_alignments else None
+                yield AudioChunk(sample_rate=self.config.sample_rate, sample_width=2, sample_channels=1,
+                                 audio_float_array=np.clip(audio, -1.0, 1.0).astype(np.float32), phonemes=phonemes,
+                                 phoneme_ids=ids,
+                                 phoneme_id_samples=None if durations is None else
+                                 (durations.squeeze() * self.config.hop_length).astype(np.int64))
+                first = False
+
+    def _streamer(self):
+        if getattr(self, "_native_streamer", None) is None:
+            compiled = self.session.compiled
+            self._native_streamer = _native.NativeStreamer.create(compiled.model._native, compiled.backend,
+                                                                  compiled.options)
+        return self._native_streamer
+
+    def _voice_inputs(self, ids: list[int], syn: SynthesisConfig) -> list[np.ndarray]:
+        """What piper-tts's phoneme_ids_to_audio feeds the voice, in the voice's input order."""
+        c = self.config
+        scales = np.array([c.noise_scale if syn.noise_scale is None else syn.noise_scale,
+                           c.length_scale if syn.length_scale is None else syn.length_scale,
+                           c.noise_w_scale if syn.noise_w_scale is None else syn.noise_w_scale], dtype=np.float32)
+        feeds = {"input": np.array([ids], dtype=np.int64), "input_lengths": np.array([len(ids)], dtype=np.int64),
+                 "scales": scales}
+        if c.num_speakers > 1:
+            feeds["sid"] = np.array([c.default_speaker_id if syn.speaker_id is None else syn.speaker_id], dtype=np.int64)
+        return [feeds[i.name] for i in self.session.compiled.inputs]
 
     def phonemize(self, text: str) -> list[list[str]]:
         """piper-tts's, one thread at a time (espeak-ng is not thread-safe)."""
