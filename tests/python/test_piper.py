@@ -38,7 +38,10 @@ def test_the_public_names_and_signatures_are_piper_tts_ones():
     def params(f):
         return [(p.name, p.default, p.kind) for p in inspect.signature(f).parameters.values()]
     for method in ("synthesize", "synthesize_wav", "phoneme_ids_to_audio", "phonemize", "phonemes_to_ids"):
-        assert params(getattr(lp.PiperVoice, method)) == params(getattr(piper.PiperVoice, method)), method
+        ours_params = [p for p in params(getattr(lp.PiperVoice, method)) if p[2] != inspect.Parameter.KEYWORD_ONLY]
+        assert ours_params == params(getattr(piper.PiperVoice, method)), method
+    # lockstep's additions are keyword-only: synthesize's stream=False
+    assert [p[:2] for p in params(lp.PiperVoice.synthesize) if p[2] == inspect.Parameter.KEYWORD_ONLY] == [("stream", False)]
     assert lp.SynthesisConfig is piper.SynthesisConfig and lp.AudioChunk is piper.AudioChunk
     from lockstep.piper.config import PiperConfig  # the submodules programs import
     from lockstep.piper.voice import PhonemeAlignment  # noqa: F401
