@@ -6,6 +6,7 @@
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
 
 #include "bindings.h"
 #include "convert.h"
@@ -49,21 +50,24 @@ void bind_stream(nb::module_& m) {
       .def_static(
           "create",
           [](const NativeModel& voice, const std::string& backend, nb::handle options, int64_t first, int64_t largest,
-             int64_t context) {
+             int64_t context, bool window_flow) {
             auto s = std::make_shared<NativeStreamer>();
             voices::StreamWindows w;
             w.first = first;
             w.largest = largest;
             w.context = context;
+            w.window_flow = window_flow;
             Options o = options_from_dict(options);
             nb::gil_scoped_release release;
             s->streamer = std::make_unique<voices::PiperStreamer>(voice.model, backend, o, w);
             return s;
           },
           nb::arg("voice"), nb::arg("backend"), nb::arg("options"), nb::arg("first") = 48, nb::arg("largest") = 192,
-          nb::arg("context") = 48)
-      .def_prop_ro("decoder_input", [](const NativeStreamer& s) { return s.streamer->decoder_input(); })
+          nb::arg("context") = 48, nb::arg("window_flow") = false)
+      .def_prop_ro("cut", [](const NativeStreamer& s) { return s.streamer->cut(); })
       .def_prop_ro("phase", [](const NativeStreamer& s) { return s.streamer->phase(); })
+      .def_prop_ro("reach", [](const NativeStreamer& s) { return s.streamer->reach(); })
+      .def_prop_ro("context", [](const NativeStreamer& s) { return s.streamer->windows().context; })
       // Runs the front (text encoder, durations, flow) on the voice's inputs; the sentence's
       // windows come from the returned stream's next().
       .def(

@@ -5,6 +5,7 @@ the model runs elsewhere. lockstep's additions to ``load`` are keyword-only: ``b
 from __future__ import annotations
 
 import math
+import os
 import threading
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
@@ -110,8 +111,11 @@ class PiperVoice(_PiperVoice):
     def _streamer(self):
         if getattr(self, "_native_streamer", None) is None:
             compiled = self.session.compiled
-            self._native_streamer = _native.NativeStreamer.create(compiled.model._native, compiled.backend,
-                                                                  compiled.options)
+            # LOCKSTEP_STREAM_FLOW=1 windows the flow too: sooner first audio, but not bit-exact yet
+            # (docs/piper.md, "Streaming").
+            self._native_streamer = _native.NativeStreamer.create(
+                compiled.model._native, compiled.backend, compiled.options,
+                window_flow=os.environ.get("LOCKSTEP_STREAM_FLOW") == "1")
         return self._native_streamer
 
     def _voice_inputs(self, ids: list[int], syn: SynthesisConfig) -> list[np.ndarray]:
