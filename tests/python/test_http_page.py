@@ -72,7 +72,17 @@ def test_the_page_speaks_what_is_typed_in_a_browser():
                 time.sleep(0.3)
         with sync_client.connect(target["webSocketDebuggerUrl"], max_size=None) as ws:
             page = Page(ws)
-            page.eval("new Promise(r => document.readyState === 'complete' ? r() : addEventListener('load', () => r()))")
+            # The tab may still show about:blank, or be mid-navigation (its context then goes away under
+            # an evaluation): ask until the page's own button is there.
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if page.eval("!!document.getElementById('speak') && document.readyState === 'complete'"):
+                        break
+                except RuntimeError:
+                    pass
+                assert time.monotonic() < deadline, "the page did not load in Chromium within 60 s"
+                time.sleep(0.2)
             # Type: focus the box, clear it, insert text as keystrokes would.
             page.eval("const t = document.getElementById('text'); t.focus(); t.select(); true")
             page.call("Input.insertText", text="Typed in a browser, spoken by lockstep.")
