@@ -16,6 +16,7 @@ rounds' medians. --env sets variables in the measured processes (e.g. OMP_WAIT_P
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -65,11 +66,6 @@ def cell(runtime, args, threads, env):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def median(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--voice", default=os.path.join(ROOT, ".cache/voices/en_US-joe-medium.onnx"))
@@ -94,7 +90,7 @@ def main():
                         passes = cell(rt, args, threads, env)
                         rt = rt.partition("=")[0]
                         c = cells.setdefault((rt, threads, load), {"medians": [], "first": [], "worst": []})
-                        c["medians"].append(median(passes)); c["first"].append(passes[0]); c["worst"].append(max(passes))
+                        c["medians"].append(statistics.median(passes)); c["first"].append(passes[0]); c["worst"].append(max(passes))
                         print(f"  {rt} threads={threads} load={load}: passes {' '.join(f'{p:.0f}' for p in passes)} ms",
                               file=sys.stderr, flush=True)
             finally:
@@ -111,11 +107,11 @@ def main():
         for load in args.loads:
             for rt in names:
                 c = cells[(rt, threads, load)]
-                med = median(c["medians"])
-                quiet = median(cells[(rt, threads, args.loads[0])]["medians"])
+                med = statistics.median(c["medians"])
+                quiet = statistics.median(cells[(rt, threads, args.loads[0])]["medians"])
                 ratio = ""
                 if rt != "ort" and ("ort", threads, load) in cells:
-                    ratio = f"{median(cells[('ort', threads, load)]['medians']) / med:.2f}x"
+                    ratio = f"{statistics.median(cells[('ort', threads, load)]['medians']) / med:.2f}x"
                 print(f"| {rt} | {threads} | {load} | {med:.0f} | {max(c['first']):.0f} | {max(c['worst']):.0f} | "
                       f"{med / quiet:.2f}x | {ratio} |")
 

@@ -221,8 +221,8 @@ bool PiperStream::next(Tensor* samples) {
   if (y.numel() % (b - a) != 0)
     throw Error(ErrorCode::Internal, "streaming: the decoder gave " + std::to_string(y.numel()) + " samples for " +
                                          std::to_string(b - a) + " frames");
-  samples_per_frame_ = y.numel() / (b - a);
-  const int64_t from = (start_ - a) * samples_per_frame_, n = (end - start_) * samples_per_frame_;
+  const int64_t samples_per_frame = y.numel() / (b - a);
+  const int64_t from = (start_ - a) * samples_per_frame, n = (end - start_) * samples_per_frame;
   Tensor out(DType::Float32, {n});
   std::memcpy(out.data<float>(), y.data<float>() + from, static_cast<size_t>(n) * sizeof(float));
   *samples = std::move(out);

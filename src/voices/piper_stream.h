@@ -49,7 +49,7 @@ class PiperStream {
   StreamWindows windows_;
   std::vector<Tensor> cut_;  // the windowed part's inputs, whole sentence
   Tensor durations_;
-  int64_t frames_ = 0, start_ = 0, width_ = 0, samples_per_frame_ = 0;
+  int64_t frames_ = 0, start_ = 0, width_ = 0;
 };
 
 class PiperStreamer {

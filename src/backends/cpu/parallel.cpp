@@ -12,12 +12,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "core/environ.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
