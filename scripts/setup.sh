@@ -41,11 +41,12 @@ if [ "${LOCKSTEP_SKIP_VENV:-0}" != 1 ]; then
   # 0.15 s for 0.6.0, and every runner process the tests start imports onnx (docs/ci.md).
   # piper-tts 1.8.0 (GPL-3.0-or-later) for lockstep.piper's tests: its phonemizer and the peer they
   # compare with (docs/piper.md); lockstep itself does not depend on it. Starlette and uvicorn for
-  # lockstep.piper.http_server, websockets for driving Chromium in its page's test.
-  if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c "import numpy, onnx, onnxruntime, nanobind, scikit_build_core, pytest, piper, ml_dtypes, starlette, uvicorn, websockets; assert tuple(map(int, ml_dtypes.__version__.split('.')[:2])) < (0, 7)" 2>/dev/null; then
+  # lockstep.piper.http_server, websockets for driving Chromium in its page's test. Ray, pyarrow
+  # (psutil to kill a worker in a test, tqdm for the bar) for lockstep.corpus.
+  if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c "import numpy, onnx, onnxruntime, nanobind, scikit_build_core, pytest, piper, ml_dtypes, starlette, uvicorn, websockets, ray, pyarrow, psutil, tqdm; assert tuple(map(int, ml_dtypes.__version__.split('.')[:2])) < (0, 7)" 2>/dev/null; then
     [ -x .venv/bin/python3 ] || python3 -m venv .venv
     .venv/bin/python3 -m pip install -q --disable-pip-version-check numpy onnx onnxruntime nanobind scikit-build-core pytest \
-      'ml_dtypes<0.7' 'piper-tts==1.8.0' starlette uvicorn websockets
+      'ml_dtypes<0.7' 'piper-tts==1.8.0' starlette uvicorn websockets ray pyarrow psutil tqdm
   fi
 fi
 # The extension is built against .venv's Python when there is one (nanobind comes from there).

@@ -21,6 +21,7 @@ void bind_errors(nb::module_& m);
 void bind_model(nb::module_& m);
 void bind_tools(nb::module_& m);
 void bind_stream(nb::module_& m);
+void bind_batch(nb::module_& m);
 
 // Options from the keyword arguments of lockstep.compile (threads=, input_shapes=, fuse=, ...);
 // an unknown key is an InvalidArgument error naming it.

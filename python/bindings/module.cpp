@@ -7,4 +7,5 @@ NB_MODULE(_lockstep, m) {
   lockstep::python::bind_model(m);
   lockstep::python::bind_tools(m);
   lockstep::python::bind_stream(m);
+  lockstep::python::bind_batch(m);
 }

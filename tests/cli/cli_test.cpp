@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
 #include "core/npy.h"
 #include "diff/metrics.h"
+#include "support/voice.h"
 
 namespace lockstep {
 namespace {
@@ -210,6 +212,42 @@ TEST_F(CliDefaultTest, MaxMemoryBelowThePlanFailsCleanly) {
                 "/y_mask.npy --max-memory 4096 -o " + out),
             1);
   EXPECT_FALSE(std::filesystem::exists(out) && !std::filesystem::is_empty(out));
+}
+
+// --ragged: a Piper voice's padded batch as its utterances; each row's file holds the bits of that
+// row run alone (the same command on a batch of one); a model that is no voice is refused.
+TEST_F(CliTest, RaggedRunsEachRowOfAVoiceAsItsOwnUtterance) {
+  const std::string voice = test::voice_path();
+  if (!fs::exists(voice)) GTEST_SKIP() << "no Piper voice at " << voice;
+  const std::vector<std::vector<int64_t>> rows = {test::sentence_ids(0), test::sentence_ids(5), test::sentence_ids(1)};
+  const int64_t width = static_cast<int64_t>(rows[2].size());
+  std::vector<int64_t> ids(3 * static_cast<size_t>(width), 0), lengths;
+  for (size_t b = 0; b < 3; ++b) {
+    std::copy(rows[b].begin(), rows[b].end(), ids.begin() + static_cast<std::ptrdiff_t>(b) * width);
+    lengths.push_back(static_cast<int64_t>(rows[b].size()));
+  }
+  write_npy(path("ids.npy"), Tensor::from_vector<int64_t>({3, width}, ids));
+  write_npy(path("lengths.npy"), Tensor::from_vector<int64_t>({3}, lengths));
+  write_npy(path("scales.npy"), Tensor::from_vector<float>({3}, {0.667f, 1.0f, 0.8f}));
+  Result r = lockstep("run " + voice + " --ragged --seed 3 --inputs " + path("ids.npy") + " " + path("lengths.npy") + " " +
+                      path("scales.npy") + " -o " + path("batch") + " --wav " + path("batch/a.wav"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  for (size_t b = 0; b < 3; ++b) {
+    const auto n = static_cast<int64_t>(rows[b].size());
+    write_npy(path("one.npy"), Tensor::from_vector<int64_t>({1, n}, rows[b]));
+    write_npy(path("one_len.npy"), Tensor::from_vector<int64_t>({1}, {n}));
+    Result one = lockstep("run " + voice + " --seed 3 --inputs " + path("one.npy") + " " + path("one_len.npy") + " " +
+                          path("scales.npy") + " -o " + path("one"));
+    ASSERT_EQ(one.rc, 0) << one.err;
+    const Tensor alone = read_npy(path("one/output.npy"));
+    const Tensor in_batch = read_npy(path("batch/output." + std::to_string(b) + ".npy"));
+    ASSERT_EQ(in_batch.shape(), alone.shape()) << "row " << b;
+    EXPECT_EQ(std::memcmp(in_batch.raw(), alone.raw(), alone.nbytes()), 0) << "row " << b << ": not its bits alone";
+    EXPECT_TRUE(fs::exists(path("batch/a." + std::to_string(b) + ".wav"))) << "row " << b;
+  }
+  Result no_voice = lockstep("run " + kModel + ".onnx --ragged -o " + path("x"));
+  EXPECT_EQ(no_voice.rc, 2) << no_voice.err;
+  EXPECT_NE(no_voice.err.find("--ragged: the model is not a Piper voice"), std::string::npos) << no_voice.err;
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include "core/wav.h"
 #include "ir/graph.h"
 #include "inputs.h"
+#include "voices/piper.h"
+#include "voices/piper_batch.h"
 
 namespace lockstep::cli {
 
@@ -29,6 +31,57 @@ int voice_sample_rate(const std::string& model) {
   } catch (const std::exception&) {
     return kPiperDefault;
   }
+}
+
+// --ragged: each row of a Piper voice's padded batch as its own utterance (bit-identical to
+// running it alone with the same --seed); row b's outputs go to NAME.b.npy, its audio to STEM.b.wav.
+int run_ragged(const RunArgs& args, const Model& model, const ModelInputs& inputs, const Options& options) {
+  if (!voices::is_piper_voice(model.graph()))
+    throw Error(ErrorCode::InvalidArgument, "--ragged: the model is not a Piper voice (inputs input, input_lengths, scales)");
+  Options per_row = options;
+  per_row.input_shapes.clear();  // the rows run at their own lengths, not the padded batch's
+  voices::PiperBatcher batcher(model, args.backend, per_row);
+  const std::vector<Tensor>& in = inputs.tensors;
+  std::vector<voices::BatchResult> results = batcher.run(in, {args.inputs.seed});
+  std::error_code ec;
+  fs::create_directories(args.out_dir, ec);
+  if (ec) throw Error(ErrorCode::Io, "cannot create output folder '" + args.out_dir + "': " + ec.message());
+  nlohmann::json report = {{"model", args.model}, {"backend", args.backend}, {"lanes", batcher.lanes()},
+                           {"seed", args.inputs.seed}, {"rows", nlohmann::json::array()}};
+  const ir::Graph& graph = model.graph();
+  int failed = 0;
+  for (size_t b = 0; b < results.size(); ++b) {
+    nlohmann::json row = {{"row", b}};
+    if (!results[b].error.empty()) {
+      row["error"] = results[b].error;
+      ++failed;
+      std::cerr << "lockstep: row " << b << ": " << results[b].error << '\n';
+    }
+    for (size_t i = 0; i < results[b].outputs.size(); ++i) {
+      const Tensor& t = results[b].outputs[i];
+      const std::string path =
+          (fs::path(args.out_dir) / (file_stem(graph.value(graph.outputs.at(i)).name) + "." + std::to_string(b) + ".npy")).string();
+      write_npy(path, t);
+      row["outputs"].push_back({{"file", path}, {"shape", t.shape()}, {"sha256", sha256_hex(t)}});
+    }
+    if (!args.wav.empty() && !results[b].outputs.empty()) {
+      fs::path wav(args.wav);
+      const std::string path = (wav.parent_path() / (wav.stem().string() + "." + std::to_string(b) + ".wav")).string();
+      write_wav(path, results[b].outputs[0], args.sample_rate > 0 ? args.sample_rate : voice_sample_rate(args.model));
+      row["wav"] = path;
+    }
+    report["rows"].push_back(row);
+  }
+  if (args.common.json) {
+    std::cout << report.dump(2) << '\n';
+  } else {
+    for (const auto& row : report["rows"])
+      if (row.contains("outputs"))
+        std::cout << "row " << row["row"].get<int>() << ": " << row["outputs"][0]["file"].get<std::string>() << " "
+                  << shape_str(row["outputs"][0]["shape"].get<Shape>()) << "  sha256 "
+                  << row["outputs"][0]["sha256"].get<std::string>().substr(0, 16) << '\n';
+  }
+  return failed ? kExitFail : kExitOk;
 }
 
 }  // namespace
@@ -55,6 +108,7 @@ int cmd_run(const RunArgs& args) {
   if (options.precision != "fp32" && args.backend != "cuda")
     std::cerr << "lockstep: note: --precision " << options.precision << " applies to cuda only; " << args.backend
               << " computes as always\n";
+  if (args.ragged) return run_ragged(args, model, inputs, options);
   auto exe = compile(model, args.backend, options);
   RunOptions run_options;
   run_options.seed = args.inputs.seed;  // one --seed: drawn inputs and random ops without a seed attribute

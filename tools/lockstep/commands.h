@@ -46,6 +46,7 @@ struct RunArgs {
   bool no_fuse = false;
   std::string wav;      // also write output 0 as a 16-bit PCM .wav (a voice's audio)
   int sample_rate = 0;  // 0: the voice's MODEL.onnx.json audio.sample_rate, else 22050
+  bool ragged = false;  // a Piper voice's padded batch as its utterances (voices/piper_batch.h)
 };
 
 struct CompareArgs {
@@ -158,5 +159,7 @@ int cmd_info(const InfoArgs& args);
 int cmd_check(const CheckArgs& args);
 int cmd_check_pair(const CheckArgs& args);
 int cmd_worker(const WorkerArgs& args);
+// `lockstep corpus ARGS...`: python3 -m lockstep.corpus ARGS... (Ray is Python; docs/corpus.md).
+int cmd_corpus(const std::vector<std::string>& args, const char* argv0);
 
 }  // namespace lockstep::cli

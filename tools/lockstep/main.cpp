@@ -55,6 +55,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--sample-rate", run.sample_rate,
                       "sample rate of --wav (default: audio.sample_rate of MODEL.onnx.json, else 22050)")
       ->check(CLI::Range(1, 1000000));
+  run_cmd->add_flag("--ragged", run.ragged,
+                    "a Piper voice's padded batch as its utterances, each within its own input_lengths and "
+                    "bit-identical to running it alone; row B's outputs go to NAME.B.npy (and STEM.B.wav)");
   add_inputs(run_cmd, run.inputs);
   run_cmd->get_option("--seed")->description(
       "seed for drawn inputs when none are given and for random ops without a seed attribute (default 0)");
@@ -152,6 +155,10 @@ int main(int argc, char** argv) {
   add_common(bp_cmd, bp.common);
 
   WorkerArgs worker;
+  auto* corpus_cmd = app.add_subcommand("corpus", "a speech corpus from rows of text with a Piper voice, on Ray "
+                                                  "(python3 -m lockstep.corpus; --help there)");
+  corpus_cmd->prefix_command();  // every argument after `corpus` is the Python tool's
+  corpus_cmd->set_help_flag();
   auto* worker_cmd = app.add_subcommand("__worker", "")->group("");  // hidden: used by check
   worker_cmd->add_option("model", worker.model);
   worker_cmd->add_option("--backend", worker.backend)->required();
@@ -177,6 +184,7 @@ int main(int argc, char** argv) {
 
   try {
     if (run_cmd->parsed()) return cmd_run(run);
+    if (corpus_cmd->parsed()) return cmd_corpus(corpus_cmd->remaining(), argv[0]);
     if (cmp_cmd->parsed()) return cmd_compare(cmp);
     if (info_cmd->parsed()) return cmd_info(info);
     if (check_cmd->parsed())

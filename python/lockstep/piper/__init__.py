@@ -13,6 +13,7 @@ except ImportError as e:  # pragma: no cover - exercised where piper-tts is abse
         "pip install 'lockstep[piper]'") from e
 
 from .config import PhonemeType, PiperConfig, SynthesisConfig
+from .batch import BatchItemError
 from .voice import AudioChunk, PhonemeAlignment, PiperVoice
 
-__all__ = ["AudioChunk", "PhonemeAlignment", "PhonemeType", "PiperConfig", "PiperVoice", "SynthesisConfig"]
+__all__ = ["AudioChunk", "BatchItemError", "PhonemeAlignment", "PhonemeType", "PiperConfig", "PiperVoice", "SynthesisConfig"]

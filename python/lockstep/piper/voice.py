@@ -18,6 +18,7 @@ from piper.voice import PiperVoice as _PiperVoice
 from .. import _lockstep as _native
 from .. import _session
 from .._model import CompiledModel, Model, compile, load
+from . import batch
 from .config import PiperConfig, SynthesisConfig
 
 _BACKENDS = ("cpu", "cuda", "vulkan", "reference")
@@ -107,6 +108,89 @@ class PiperVoice(_PiperVoice):
                                  phoneme_id_samples=None if durations is None else
                                  (durations.squeeze() * self.config.hop_length).astype(np.int64))
                 first = False
+
+    def synthesize_batch(self, texts: Sequence[str], syn_config: Union[None, SynthesisConfig, Sequence[SynthesisConfig]] = None,
+                         include_alignments: bool = False, *, seeds: Union[None, int, Sequence[int]] = None):
+        """lockstep's: ``synthesize`` for many texts in one engine call: a list, per text, of the
+        ``AudioChunk``s ``synthesize`` gives it — bit for bit, whatever the other texts are
+        (docs/piper.md, "Batches"). ``syn_config`` and ``seeds`` (default: the voice's seed) are one
+        for all texts or one per text. A text that cannot be made raises ``BatchItemError`` naming it."""
+        texts = list(texts)
+        configs = batch.per_item(syn_config, len(texts), "syn_config")
+        seeds = batch.per_item(self.session.seed if seeds is None else seeds, len(texts), "seeds")
+        items = []
+        for text, syn, seed in zip(texts, configs, seeds):
+            sentences = self.phonemize(text)
+            items.append(batch.Item(text=text, sentences=sentences, syn=syn, seed=seed,
+                                    ids=[self.phonemes_to_ids(p) for p in sentences if p]))
+        chunks = batch.make_items(self, items, include_alignments)
+        for c in chunks:
+            if isinstance(c, batch.BatchItemError):
+                raise c
+        return chunks
+
+    def phoneme_ids_to_audio_batch(self, phoneme_ids: Sequence[list[int]],
+                                   syn_config: Union[None, SynthesisConfig, Sequence[SynthesisConfig]] = None,
+                                   include_alignments: bool = False, *, seeds: Union[None, int, Sequence[int]] = None,
+                                   errors: str = "raise"):
+        """lockstep's: ``phoneme_ids_to_audio`` for many utterances in one engine call, each
+        bit-identical to its own call with the same seed. ``errors="return"`` puts a
+        ``BatchItemError`` in the place of an utterance that cannot be made (a bad scale, an
+        unknown speaker) and makes the rest; ``"raise"`` raises the first."""
+        if errors not in ("raise", "return"):
+            raise ValueError(f"errors must be 'raise' or 'return', got {errors!r}")
+        ids = [list(x) for x in phoneme_ids]
+        configs = batch.per_item(syn_config, len(ids), "syn_config")
+        seeds = batch.per_item(self.session.seed if seeds is None else seeds, len(ids), "seeds")
+        out = []
+        for r in self._run_batch(ids, configs, seeds) if ids else []:
+            if isinstance(r, batch.BatchItemError):
+                if errors == "raise":
+                    raise r
+                out.append(r)
+                continue
+            audio = r[0].squeeze()
+            if not include_alignments:
+                out.append(audio)
+            else:
+                out.append((audio, None if len(r) == 1 else (r[1].squeeze() * self.config.hop_length).astype(np.int64)))
+        return out
+
+    def _run_batch(self, ids: list[list[int]], configs: list, seeds: list[int]) -> list:
+        """The engine's batch: per utterance its model outputs, or a BatchItemError."""
+        c = self.config
+        utterances, results = [], [None] * len(ids)
+        for i, (row, syn, seed) in enumerate(zip(ids, configs, seeds)):
+            syn = syn if syn is not None else SynthesisConfig()
+            try:
+                _check_synthesis(c, syn)
+                if not isinstance(seed, int) or seed < 0:
+                    raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+                if not row:
+                    raise ValueError("no phoneme ids")
+            except ValueError as e:
+                results[i] = batch.BatchItemError(i, str(e))
+                continue
+            speaker = (c.default_speaker_id if syn.speaker_id is None else syn.speaker_id) if c.num_speakers > 1 else None
+            utterances.append((i, batch.Utterance(
+                ids=row, speaker=speaker, seed=seed,
+                scales=(c.noise_scale if syn.noise_scale is None else syn.noise_scale,
+                        c.length_scale if syn.length_scale is None else syn.length_scale,
+                        c.noise_w_scale if syn.noise_w_scale is None else syn.noise_w_scale))))
+        if utterances:
+            names = [i.name for i in self.session.compiled.inputs]
+            got = self._batcher().run(batch.padded_inputs([u for _, u in utterances], names),
+                                      [u.seed for _, u in utterances])
+            for (i, _), r in zip(utterances, got):
+                results[i] = batch.BatchItemError(i, r) if isinstance(r, str) else r
+        return results
+
+    def _batcher(self):
+        if getattr(self, "_native_batcher", None) is None:
+            compiled = self.session.compiled
+            self._native_batcher = _native.NativeBatcher.create(compiled.model._native, compiled.backend,
+                                                                compiled.options)
+        return self._native_batcher
 
     def _streamer(self):
         if getattr(self, "_native_streamer", None) is None:

@@ -1,0 +1,150 @@
+#include "voices/piper_batch.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <numeric>
+#include <thread>
+
+#include "backends/cpu/parallel.h"
+#include "voices/piper.h"
+
+namespace lockstep::voices {
+
+namespace {
+
+int input_index(const ir::Graph& graph, std::string_view name) {
+  for (size_t i = 0; i < graph.inputs.size(); ++i)
+    if (graph.value(graph.inputs[i]).name == name) return static_cast<int>(i);
+  return -1;
+}
+
+Error bad_batch(const std::string& why) { return Error(ErrorCode::InvalidArgument, "batch: " + why); }
+
+// Row `row` of a tensor whose first dimension is the batch, as a tensor of batch 1 (`keep`
+// elements of the row when given: the phonemes before the padding).
+Tensor row_of(const Tensor& t, int64_t row, int64_t keep = -1) {
+  const int64_t per_row = t.shape().empty() || t.shape()[0] == 0 ? 0 : t.numel() / t.shape()[0];
+  Shape shape = t.shape();
+  shape[0] = 1;
+  if (keep >= 0) shape[1] = keep;
+  Tensor out(t.dtype(), shape);
+  const size_t esize = dtype_size(t.dtype());
+  std::memcpy(out.raw(), static_cast<const std::byte*>(t.raw()) + static_cast<size_t>(row * per_row) * esize,
+              out.nbytes());
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<Tensor>> split_batch(const ir::Graph& voice, const std::vector<Tensor>& inputs,
+                                             std::vector<std::string>* row_errors) {
+  if (!is_piper_voice(voice)) throw bad_batch("the model is not a Piper voice (inputs input, input_lengths, scales)");
+  if (inputs.size() != voice.inputs.size())
+    throw bad_batch(std::to_string(inputs.size()) + " inputs given, the voice takes " +
+                    std::to_string(voice.inputs.size()));
+  const int in = input_index(voice, "input"), len = input_index(voice, "input_lengths");
+  const int sc = input_index(voice, "scales"), sid = input_index(voice, "sid");
+  const Tensor& ids = inputs[static_cast<size_t>(in)];
+  const Tensor& lengths = inputs[static_cast<size_t>(len)];
+  const Tensor& scales = inputs[static_cast<size_t>(sc)];
+  if (ids.rank() != 2 || ids.dtype() != DType::Int64)
+    throw bad_batch("input 'input' must be int64 [N, phonemes], got " + shape_str(ids.shape()));
+  const int64_t n = ids.shape()[0], width = ids.shape()[1];
+  if (n < 1) throw bad_batch("input 'input' has no rows");
+  if (lengths.rank() != 1 || lengths.numel() != n || lengths.dtype() != DType::Int64)
+    throw bad_batch("input 'input_lengths' must be int64 [" + std::to_string(n) + "], got " +
+                    shape_str(lengths.shape()));
+  const bool per_row_scales = scales.rank() == 2;
+  if (!((scales.rank() == 1 && scales.numel() == 3) || (per_row_scales && scales.shape()[0] == n && scales.shape()[1] == 3)))
+    throw bad_batch("input 'scales' must be [3] or [" + std::to_string(n) + ", 3], got " + shape_str(scales.shape()));
+  if (sid >= 0) {
+    const Tensor& s = inputs[static_cast<size_t>(sid)];
+    if (s.rank() != 1 || s.numel() != n)
+      throw bad_batch("input 'sid' must be [" + std::to_string(n) + "], got " + shape_str(s.shape()));
+  }
+  row_errors->assign(static_cast<size_t>(n), "");
+  std::vector<std::vector<Tensor>> rows(static_cast<size_t>(n));
+  for (int64_t b = 0; b < n; ++b) {
+    const int64_t keep = lengths.element_as_int(b);
+    if (keep < 1 || keep > width) {
+      (*row_errors)[static_cast<size_t>(b)] = "input 'input_lengths'[" + std::to_string(b) + "] is " +
+                                              std::to_string(keep) + ", outside [1, " + std::to_string(width) +
+                                              "] (the padded phoneme count)";
+      continue;
+    }
+    std::vector<Tensor>& row = rows[static_cast<size_t>(b)];
+    row.resize(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (static_cast<int>(i) == in) row[i] = row_of(ids, b, keep);
+      else if (static_cast<int>(i) == len) row[i] = Tensor::from_vector<int64_t>({1}, {keep});
+      else if (static_cast<int>(i) == sc) row[i] = per_row_scales ? row_of(scales, b).reshaped({3}) : scales;
+      else if (static_cast<int>(i) == sid) row[i] = row_of(inputs[i], b);
+      else row[i] = inputs[i];  // an input of no batch dimension: every row the same
+    }
+  }
+  return rows;
+}
+
+PiperBatcher::PiperBatcher(const Model& voice, std::string_view backend, const Options& options, int lanes)
+    : voice_(voice), backend_(backend), lane_options_(options) {
+  if (!is_piper_voice(voice.graph())) throw bad_batch("the model is not a Piper voice (inputs input, input_lengths, scales)");
+  if (lanes < 0) throw bad_batch("lanes must be >= 0, got " + std::to_string(lanes));
+  const bool host = backend_ == "cpu" || backend_ == "reference";
+  if (lanes == 0) lanes = host ? (options.threads > 0 ? options.threads : cpu::usable_cpus()) : 1;
+  lanes_ = lanes;
+  // A lane is one utterance on one thread; the lanes are the batch's parallelism.
+  if (host && lanes_ > 1) lane_options_.threads = 1;
+  compiled_.resize(static_cast<size_t>(lanes_));
+}
+
+Executable& PiperBatcher::lane(int i) {
+  auto& slot = compiled_[static_cast<size_t>(i)];
+  if (!slot) slot = compile(voice_, backend_, lane_options_);
+  return *slot;
+}
+
+std::vector<BatchResult> PiperBatcher::run(const std::vector<Tensor>& inputs, const std::vector<uint64_t>& seeds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> row_errors;
+  std::vector<std::vector<Tensor>> rows = split_batch(voice_.graph(), inputs, &row_errors);
+  const int64_t n = static_cast<int64_t>(rows.size());
+  if (seeds.size() > 1 && static_cast<int64_t>(seeds.size()) != n)
+    throw bad_batch(std::to_string(seeds.size()) + " seeds for " + std::to_string(n) + " rows");
+  std::vector<BatchResult> results(static_cast<size_t>(n));
+  std::vector<int64_t> order;  // the rows to run, longest first: the last to start is the shortest
+  const int in = input_index(voice_.graph(), "input");
+  for (int64_t b = 0; b < n; ++b) {
+    if (!row_errors[static_cast<size_t>(b)].empty()) results[static_cast<size_t>(b)].error = row_errors[static_cast<size_t>(b)];
+    else order.push_back(b);
+  }
+  auto length = [&](int64_t b) { return rows[static_cast<size_t>(b)][static_cast<size_t>(in)].shape()[1]; };
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return length(a) > length(b); });
+  const int used = static_cast<int>(std::min<int64_t>(lanes_, static_cast<int64_t>(order.size())));
+  // Compile the lanes this batch uses first, one after another (compiling is not what the lanes
+  // share out, and a failure to compile is the whole batch's error).
+  for (int i = 0; i < used; ++i) lane(i);
+  std::atomic<size_t> next{0};
+  auto work = [&](int i) {
+    Executable& exe = *compiled_[static_cast<size_t>(i)];
+    for (size_t k; (k = next.fetch_add(1)) < order.size();) {
+      const int64_t b = order[k];
+      BatchResult& r = results[static_cast<size_t>(b)];
+      RunOptions run;
+      run.seed = seeds.empty() ? 0 : seeds[seeds.size() == 1 ? 0 : static_cast<size_t>(b)];
+      try {
+        r.outputs = exe.run(rows[static_cast<size_t>(b)], run);
+      } catch (const std::exception& e) {
+        r.error = e.what();
+      }
+      rows[static_cast<size_t>(b)].clear();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int i = 1; i < used; ++i) threads.emplace_back(work, i);
+  if (used > 0) work(0);
+  for (std::thread& t : threads) t.join();
+  return results;
+}
+
+}  // namespace lockstep::voices

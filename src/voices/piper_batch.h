@@ -1,0 +1,65 @@
+// Batches of a Piper voice (issue 47, docs/piper.md "Batches"): N utterances of different lengths
+// in one call, each computed within its own boundaries (a ragged batch). The graph as exported
+// lets padded frames leak into valid ones (its decoder has no mask), so a literal padded batch
+// changes the shorter utterances' last samples; here no padded position ever enters an
+// utterance's arithmetic: each row is cut to its input_lengths and run at its own length, its
+// noise drawn from its own seed. So an utterance's audio is bit-identical to its batch-1 call with
+// the same seed, whatever its companions, its row and the batch size (tested).
+//
+// Throughput comes from lanes: on cpu (and the reference) each lane is the voice compiled for one
+// thread, and the lanes take the batch's utterances longest first, one each at a time — a core per
+// utterance instead of every core on each in turn, with no barrier between them. The cpu kernels'
+// bits do not depend on the thread count, so a lane gives the batch-1 bits. Run-time shapes are
+// specialised per utterance length, exactly as at batch 1 (no length buckets: a bucket would pad).
+// cuda and vulkan have one lane for now (the utterances in turn on the device).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "lockstep/lockstep.h"
+
+namespace lockstep::voices {
+
+// One utterance's outcome: the voice's outputs as its batch-1 call returns them (audio
+// [1, 1, samples], then any further outputs), or why it failed (the others still ran).
+struct BatchResult {
+  std::vector<Tensor> outputs;
+  std::string error;
+};
+
+// A padded batch's rows as batch-1 calls, in the voice's input order: `input` [N, T] cut to
+// input_lengths[b]; `scales` [3] for every row or [N, 3] one per row; `sid` [N] one per row.
+// Throws Error(InvalidArgument) when the batch itself is malformed (ranks, sizes, N = 0); a row
+// whose length is outside [1, T] becomes an error string in `row_errors` (its inputs empty).
+std::vector<std::vector<Tensor>> split_batch(const ir::Graph& voice, const std::vector<Tensor>& inputs,
+                                             std::vector<std::string>* row_errors);
+
+class PiperBatcher {
+ public:
+  // `lanes` 0: cpu and the reference take Options::threads (0: the CPUs this process may use),
+  // cuda and vulkan 1. Lanes are compiled when a batch first needs them. Throws when the model is
+  // not a Piper voice.
+  PiperBatcher(const Model& voice, std::string_view backend, const Options& options, int lanes = 0);
+
+  // Runs every row of the padded batch (see split_batch) with noise seeded by seeds[b] (one seed:
+  // every row's; none: 0). One result per row, in row order. One batch at a time per batcher.
+  std::vector<BatchResult> run(const std::vector<Tensor>& inputs, const std::vector<uint64_t>& seeds);
+
+  int lanes() const { return lanes_; }
+
+ private:
+  Executable& lane(int i);
+
+  Model voice_;
+  std::string backend_;
+  Options lane_options_;
+  int lanes_ = 1;
+  std::mutex mutex_;  // one batch at a time
+  std::vector<std::unique_ptr<Executable>> compiled_;
+};
+
+}  // namespace lockstep::voices
