@@ -485,6 +485,10 @@ bool gemm_transpose(const ir::Graph& g, const ir::Node& node) {
 void record_conv_transpose(Context& ctx, int node_index, NodeProgram& program) {
   const ir::Graph& g = ctx.graph();
   const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
+  if (convt_f64_eligible(ctx, node)) {  // Options::f64_accumulate (a decoder's upsampler)
+    record_convt_f64(ctx, node_index, program);
+    return;
+  }
   // Strict fp32, 1-D, kernel a multiple of the stride: all phases as one tensor-core conv (conv_tc.h).
   if (conv_tc_eligible(g, node, ctx.precision) && record_conv_tc(ctx, node_index, program)) return;
   if (gemm_transpose(g, node)) {

@@ -1,8 +1,9 @@
-// Options::f64_accumulate on cuda (strict fp32 only): the chosen 1-D Conv and MatMul nodes
-// computed in float64 and rounded to float32 once — a Piper voice's text encoder, whose float32
+// Options::f64_accumulate on cuda (strict fp32 only): the chosen 1-D Conv, ConvTranspose and MatMul
+// nodes computed in float64 and rounded to float32 once — a Piper voice's text encoder, whose float32
 // errors reach the audio amplified ~100x (docs/accuracy.md). A conv is an im2col into float64
 // columns [ci*k, t] (zeros for the padding), the weights widened to float64 [co, ci*k] (the
-// ONNX order already), one cuBLAS DGEMM per batch item, then bias and the rounding; a MatMul
+// ONNX order already), one cuBLAS DGEMM per batch item, then bias and the rounding; a 1-D
+// ConvTranspose (a decoder's upsampler) is one direct kernel, a thread per output; a MatMul
 // widens both operands and runs one strided-batched DGEMM. cuBLAS gives the same bits for the
 // same device and shapes; scratch holds the float64 copies (they live for the launch only). The
 // handle runs on the executor's stream (handle_pool.h), the one these kernels are given.
@@ -61,6 +62,44 @@ void dgemm(cublasHandle_t h, int64_t m, int64_t n, int64_t k, const double* a, c
 
 size_t doubles_bytes(int64_t n) { return static_cast<size_t>((n * 8 + 255) / 256 * 256); }
 
+// A 1-D ConvTranspose (group 1), one thread per output: y[b, co, t] = float(bias[co] + sum over the
+// taps kw whose input position (t + pad - kw * dil) / stride is whole and inside, and over ci, of
+// x[b, ci, ti] * w[ci, co, kw]) — each product exact in float64, one rounding. Taps then channels
+// in a fixed order, no atomics. The decoders' upsamplers: 128-512 products an output.
+struct ConvT1dParams {
+  const float* x;     // [n, cin, t_in]
+  const float* w;     // [cin, cout, ks]
+  const float* bias;  // [cout] or null
+  float* y;           // [n, cout, t_out]
+  int cin, cout, t_in, t_out, ks, dil, pad, stride;
+  int64_t total;  // n * cout * t_out
+};
+
+__global__ void convt1d_f64_kernel(ConvT1dParams p) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int t = static_cast<int>(i % p.t_out);
+    const int64_t r = i / p.t_out;
+    const int co = static_cast<int>(r % p.cout);
+    const float* xb = p.x + (r / p.cout) * p.cin * p.t_in;
+    const int tp = t + p.pad;
+    double acc = p.bias ? static_cast<double>(__ldg(p.bias + co)) : 0.0;
+    for (int kw = 0; kw < p.ks; ++kw) {
+      const int tt = tp - kw * p.dil;
+      if (tt < 0 || tt % p.stride) continue;
+      const int ti = tt / p.stride;
+      if (ti >= p.t_in) continue;
+      const float* xc = xb + ti;
+      const float* wc = p.w + static_cast<int64_t>(co) * p.ks + kw;
+      const int64_t wstep = static_cast<int64_t>(p.cout) * p.ks;
+      for (int ci = 0; ci < p.cin; ++ci)
+        acc += static_cast<double>(__ldg(xc + static_cast<int64_t>(ci) * p.t_in)) *
+               static_cast<double>(__ldg(wc + ci * wstep));
+    }
+    p.y[i] = static_cast<float>(acc);
+  }
+}
+
 }  // namespace
 
 bool conv_f64_eligible(const Context& ctx, const ir::Node& node) {
@@ -77,6 +116,57 @@ bool conv_f64_eligible(const Context& ctx, const ir::Node& node) {
   if (geo.strides[0] < 1 || geo.dilations[0] < 1 || geo.pad_begin[0] < 0) return false;
   const int64_t big = int64_t{1} << 31;
   return xv.shape[1] * wv.shape[2] < big && xv.shape[2] < big && yv.shape[2] < big && wv.shape[0] < big;
+}
+
+bool convt_f64_eligible(const Context& ctx, const ir::Node& node) {
+  if (node.op != ir::Op::ConvTranspose || node.inputs.size() < 2 || ctx.precision != Precision::kFp32 ||
+      !ctx.accumulates_f64(node))
+    return false;
+  const ir::Graph& g = ctx.graph();
+  const ir::Value& xv = g.value(node.inputs[0]);
+  const ir::Value& wv = g.value(node.inputs[1]);
+  const ir::Value& yv = g.value(node.outputs[0]);
+  if (xv.shape.size() != 3 || wv.shape.size() != 3 || yv.shape.size() != 3) return false;
+  if (device_dtype(xv.dtype) != DType::Float32 || device_dtype(wv.dtype) != DType::Float32) return false;
+  const ir::ConvGeometry geo = ir::conv_transpose_geometry(node, xv.shape, wv.shape);
+  if (geo.group != 1 || wv.shape[0] != xv.shape[1] || yv.shape[1] != wv.shape[1] || yv.shape[2] != geo.out_shape[2]) return false;
+  const int64_t big = int64_t{1} << 30;
+  return xv.shape[1] * xv.shape[2] < big && yv.shape[2] < big && wv.shape[1] * wv.shape[2] < big &&
+         std::abs(geo.pad_begin[0]) < big && geo.dilations[0] * wv.shape[2] < big;
+}
+
+void record_convt_f64(Context& ctx, int node_index, NodeProgram& program) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
+  const Shape& xs = g.value(node.inputs[0]).shape;
+  const Shape& ws = g.value(node.inputs[1]).shape;
+  const Shape& ys = g.value(node.outputs[0]).shape;
+  const ir::ConvGeometry geo = ir::conv_transpose_geometry(node, xs, ws);
+  ConvT1dParams base{};
+  base.cin = static_cast<int>(xs[1]);
+  base.t_in = static_cast<int>(xs[2]);
+  base.cout = static_cast<int>(ys[1]);
+  base.t_out = static_cast<int>(ys[2]);
+  base.ks = static_cast<int>(ws[2]);
+  base.dil = static_cast<int>(geo.dilations[0]);
+  base.pad = static_cast<int>(geo.pad_begin[0]);
+  base.stride = static_cast<int>(geo.strides[0]);
+  base.total = ys[0] * ys[1] * ys[2];
+  const ir::ValueId x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
+  const ir::ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : ir::kNoValue;
+  const Context* c = &ctx;
+  const std::string name = node.name;
+  program.launches.push_back({"conv_transpose1d_f64", [=](cudaStream_t s) {
+    if (base.total == 0) return;
+    ConvT1dParams p = base;
+    p.x = c->fptr(x);
+    p.w = c->fptr(w);
+    p.bias = bias == ir::kNoValue ? nullptr : c->fptr(bias);
+    p.y = c->fptr(y);
+    convt1d_f64_kernel<<<grid_for(p.total), kBlock, 0, s>>>(p);
+    check_cuda(cudaGetLastError(), "f64 conv transpose", name);
+  }});
+  record_epilogue(ctx, node_index, program);
 }
 
 void record_conv_f64(Context& ctx, int node_index, NodeProgram& program) {

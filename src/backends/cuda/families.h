@@ -82,10 +82,13 @@ int conv_ffma_recorded_count();  // test hook: Conv nodes this process recorded 
 // matmul.cu: MatMul, Gemm (cuBLAS, pedantic math) and Softmax.
 void record_matmul(Context& ctx, int node_index, NodeProgram& program);
 
-// conv_f64.cu: Options::f64_accumulate's nodes in strict fp32 mode — a group-1 1-D Conv, and a
-// MatMul of uniform batch strides, computed in float64 (cuBLAS DGEMM) and rounded once.
+// conv_f64.cu: Options::f64_accumulate's nodes in strict fp32 mode — a group-1 1-D Conv, a group-1
+// 1-D ConvTranspose (a direct kernel) and a MatMul of uniform batch strides, computed in float64
+// (cuBLAS DGEMM) and rounded once.
 bool conv_f64_eligible(const Context& ctx, const ir::Node& node);
 void record_conv_f64(Context& ctx, int node_index, NodeProgram& program);
+bool convt_f64_eligible(const Context& ctx, const ir::Node& node);
+void record_convt_f64(Context& ctx, int node_index, NodeProgram& program);
 void record_matmul_f64(Context& ctx, const ir::Node& node, NodeProgram& program, int64_t m, int64_t n, int64_t k,
                        int64_t count, int64_t stride_a, int64_t stride_b);
 std::optional<std::string> matmul_unsupported(const ir::Graph& graph, const ir::Node& node);
