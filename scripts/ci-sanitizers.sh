@@ -62,7 +62,7 @@ seed_ctest_costs "$BUILD"
 # exercise the same lockstep code as their small-model cases, which do run here.
 # The real Piper voice's float64 reference runs are left to the normal build too (its cpu tests run).
 # The ONNX node conformance suite runs in one process after ctest (scripts/run-conformance.sh).
-EXCLUDE="${ASAN_CTEST_EXCLUDE:-SharedModels|Soak\\.|OrtBisect|TvmRunner|BisectModelTest.*_dec_|PiperVoice\\.(Sentences|SeededNoise)|PiperArch|^Node/OnnxNodeTest\\.}"
+EXCLUDE="${ASAN_CTEST_EXCLUDE:-SharedModels|Soak\\.|OrtBisect|TvmRunner|BisectModelTest.*_dec_|PiperVoice\\.(Sentences|SeededNoise)|PiperArch|PiperBatch\\..*OnTheReference|^Node/OnnxNodeTest\\.}"
 ctest --test-dir "$BUILD" -L cpu -E "$EXCLUDE" --output-on-failure -j "$JOBS" --timeout 900 2>&1 | tee "$out"
 step_end "$(count_ctest "$out")"
 step_begin "asan: ONNX node conformance (one process)"

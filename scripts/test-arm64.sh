@@ -136,6 +136,8 @@ SLOW=(
   '^Voices/PiperArch\.'                              # float64 reference + cpu on six small voices: 22 s native
   '^PiperStream\.WindowsConcatenateToTheWholeSentenceOnCpu$'  # the voice whole and streamed, six times: 6 s native, 376 s here (passed: bit-exact on NEON too)
   '^PersistentRunner\.(Determinism|InProcessBisect)'  # runner-protocol v2 sweeps: portable code, x86 CI runs them
+  '^PiperBatch\.EveryUtteranceGetsItsBatchOneBits'  # 24 utterances batched and alone (6 s native) and the reference (3 s); the batcher's error test runs here
+  '^CliTest\.RaggedRunsEachRowOfAVoiceAsItsOwnUtterance$'  # four CLI runs of the voice (4 s native)
 )
 EXCLUDE="$(IFS='|'; echo "${SLOW[*]}")"
 # Tests whose lockstep process starts an arm64 binary itself (check's and determinism's fresh

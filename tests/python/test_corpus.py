@@ -165,3 +165,35 @@ def test_a_rerun_after_an_interrupted_run_skips_what_was_done(first, tmp_path):
         if rec["status"] == "ok":
             assert hashlib.sha256(open(os.path.join(out, rec["wav"]), "rb").read()).hexdigest() == rec["sha256"]
     assert not [p for p in os.listdir(out / "wav") if p.endswith(".tmp")]
+
+
+MULTI = os.path.join(ROOT, "tests/fixtures/piper_arch/piper_arch_s4.onnx")  # Piper's VITS, 4 speakers, random weights
+
+
+def test_a_grid_of_scales_and_speakers_on_a_multi_speaker_voice(tmp_path):
+    """--length-scales/--speakers make every combination, each clip the voice's own for that speaker and
+    scale; a speaker the voice lacks is a failed row naming it."""
+    config = json.load(open(f"{VOICE}.json"))
+    config.update(num_speakers=4, speaker_id_map={"ann": 0, "bob": 1, "cy": 2, "dee": 3})
+    model = tmp_path / "voice.onnx"
+    os.symlink(MULTI, model)
+    (tmp_path / "voice.onnx.json").write_text(json.dumps(config))
+    rows = tmp_path / "rows.csv"
+    rows.write_text("id,text\nhi,hey jarvis\n")
+    from lockstep.corpus.__main__ import main
+    assert main([str(rows), "-o", str(tmp_path / "out"), "--voice", str(model), "--workers", "1", "--threads", "2",
+                 "--length-scales", "0.8,1.2", "--speakers", "1-3,9", "--no-progress"]) == 0
+    m = manifest(tmp_path / "out")
+    made = sorted(i for i, r in m.items() if r["status"] == "ok")
+    assert made == [f"hi.ls{ls}.sp{sp}" for ls in ("0.8", "1.2") for sp in (1, 2, 3)]
+    failed = {i: r["error"] for i, r in m.items() if r["status"] == "failed"}
+    assert sorted(failed) == ["hi.ls0.8.sp9", "hi.ls1.2.sp9"]
+    assert all("speaker 9 is not a speaker of this voice (it has 4: 0..3)" in e for e in failed.values())
+    voice = lp.PiperVoice.load(str(model), threads=2)
+    rec = m["hi.ls1.2.sp2"]
+    voice.session.seed = rec["seed"]
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        voice.synthesize_wav("hey jarvis", w, lp.SynthesisConfig(speaker_id=2, length_scale=1.2))
+    assert buf.getvalue() == open(tmp_path / "out" / rec["wav"], "rb").read()
+    assert len({r["sha256"] for r in m.values() if r["sha256"]}) == 6  # every speaker and scale differs

@@ -72,7 +72,7 @@ def plan(rows: list[Row], settings: Settings) -> tuple[list[Task], list[dict]]:
     phonemizers: dict = {}
     tasks, failed = [], []
     for row in rows:
-        voice = str(Path(row.voice or settings.voice or "").resolve()) if (row.voice or settings.voice) else None
+        voice = os.path.abspath(row.voice or settings.voice) if (row.voice or settings.voice) else None
         task = Task(id=row.id, text=row.text, sentences=[], ids=[], voice=voice or "", speaker=row.speaker,
                     length_scale=row.length_scale, noise_scale=row.noise_scale, noise_w_scale=row.noise_w_scale,
                     seed=default_seed(row.id) if row.seed is None else row.seed)
@@ -109,8 +109,6 @@ def plan(rows: list[Row], settings: Settings) -> tuple[list[Task], list[dict]]:
 
 
 def run_corpus(rows: list[Row], settings: Settings, log=print) -> Summary:
-    import ray
-
     out = settings.out
     (out / "wav").mkdir(parents=True, exist_ok=True)
     for stale in (out / "wav").glob(".*.tmp"):  # a crashed run's unfinished files (never renamed)
