@@ -8,11 +8,21 @@
 
 #include "bindings.h"
 #include "convert.h"
+#include "voices/piper.h"
 #include "voices/piper_batch.h"
 
 namespace lockstep::python {
 
 void bind_batch(nb::module_& m) {
+  // A multi-speaker voice's speaker table (None without one), and the voice with its speaker lookup
+  // replaced by an input `speaker_embedding` (voices/piper.h).
+  m.def("voice_speaker_embeddings", [](const NativeModel& voice) -> nb::object {
+    Tensor t = voices::speaker_embeddings(voice.model);
+    return t.defined() ? to_numpy(t.clone()) : nb::none();
+  });
+  m.def("voice_with_speaker_embedding_input", [](const NativeModel& voice) {
+    return NativeModel{voices::with_speaker_embedding_input(voice.model), voice.path};
+  });
   nb::class_<voices::PiperBatcher>(m, "NativeBatcher")
       .def_static(
           "create",

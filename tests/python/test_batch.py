@@ -73,3 +73,38 @@ def test_a_text_that_cannot_be_made_is_named_and_the_rest_are_made(voice):
         voice.synthesize_batch(["a.", "b.", "c."], seeds=[1, 2])
     assert voice.synthesize_batch([]) == []
     assert voice.synthesize_batch([""]) == [[]]
+
+
+MULTI = os.path.join(ROOT, "tests/fixtures/piper_arch/piper_arch_s4.onnx")  # Piper's VITS, 4 speakers, random weights
+
+
+def test_speaker_vectors_give_each_speakers_bits_and_mixes_between_them(tmp_path):
+    import json
+    config = json.load(open(f"{VOICE}.json"))
+    config.update(num_speakers=4, speaker_id_map={"ann": 0, "bob": 1, "cy": 2, "dee": 3})
+    os.symlink(MULTI, tmp_path / "voice.onnx")
+    (tmp_path / "voice.onnx.json").write_text(json.dumps(config))
+    voice = lp.PiperVoice.load(str(tmp_path / "voice.onnx"), threads=2)
+    text = "Hey Jarvis, lights on."
+    by_id = [voice.synthesize_batch([text], lp.SynthesisConfig(speaker_id=s))[0] for s in range(4)]
+    vectors = [voice.speaker_embedding(s) for s in (2, 0, 3)] + [None]
+    got = voice.synthesize_batch([text] * 4, [None, None, None, lp.SynthesisConfig(speaker_id=1)],
+                                 speaker_embeddings=vectors)
+    for chunks, s in zip(got, (2, 0, 3, 1)):  # a table row, or no vector: the speaker's own bits
+        _same(chunks, by_id[s])
+    assert np.array_equal(voice.speaker_embedding(0, 1, 0.0), voice.speaker_embedding(0))
+    mix = voice.synthesize_batch([text], speaker_embeddings=[voice.speaker_embedding(0, 1, 0.5)])[0]
+    audio = np.concatenate([c.audio_float_array for c in mix])
+    for s in (0, 1):
+        assert not np.array_equal(audio, np.concatenate([c.audio_float_array for c in by_id[s]]))
+    with pytest.raises(ValueError, match=r"speaker 4 is not a speaker of this voice \(it has 4: 0..3\)"):
+        voice.speaker_embedding(0, 4, 0.5)
+    with pytest.raises(ValueError, match="t must be a number in"):
+        voice.speaker_embedding(0, 1, 1.5)
+    bad = voice.phoneme_ids_to_audio_batch([[1, 20, 2]], speaker_embeddings=[np.zeros(7)], errors="return")[0]
+    assert isinstance(bad, lp.BatchItemError) and "must be 32 finite numbers" in str(bad)
+
+
+def test_a_single_speaker_voice_has_no_vectors_to_mix(voice):
+    with pytest.raises(ValueError, match="this voice has one speaker"):
+        voice.speaker_embedding(0)

@@ -170,14 +170,21 @@ def test_a_rerun_after_an_interrupted_run_skips_what_was_done(first, tmp_path):
 MULTI = os.path.join(ROOT, "tests/fixtures/piper_arch/piper_arch_s4.onnx")  # Piper's VITS, 4 speakers, random weights
 
 
-def test_a_grid_of_scales_and_speakers_on_a_multi_speaker_voice(tmp_path):
-    """--length-scales/--speakers make every combination, each clip the voice's own for that speaker and
-    scale; a speaker the voice lacks is a failed row naming it."""
+@pytest.fixture
+def multi(tmp_path):
+    """The 4-speaker Piper-architecture voice with a config (the joe voice's phonemes)."""
     config = json.load(open(f"{VOICE}.json"))
     config.update(num_speakers=4, speaker_id_map={"ann": 0, "bob": 1, "cy": 2, "dee": 3})
     model = tmp_path / "voice.onnx"
     os.symlink(MULTI, model)
     (tmp_path / "voice.onnx.json").write_text(json.dumps(config))
+    return model
+
+
+def test_a_grid_of_scales_and_speakers_on_a_multi_speaker_voice(tmp_path, multi):
+    """--length-scales/--speakers make every combination, each clip the voice's own for that speaker and
+    scale; a speaker the voice lacks is a failed row naming it."""
+    model = multi
     rows = tmp_path / "rows.csv"
     rows.write_text("id,text\nhi,hey jarvis\n")
     from lockstep.corpus.__main__ import main
@@ -197,3 +204,27 @@ def test_a_grid_of_scales_and_speakers_on_a_multi_speaker_voice(tmp_path):
         voice.synthesize_wav("hey jarvis", w, lp.SynthesisConfig(speaker_id=2, length_scale=1.2))
     assert buf.getvalue() == open(tmp_path / "out" / rec["wav"], "rb").read()
     assert len({r["sha256"] for r in m.values() if r["sha256"]}) == 6  # every speaker and scale differs
+
+
+def test_rows_between_two_speakers(tmp_path, multi):
+    """speaker_mix [a, b, t]: the clip PiperVoice makes with speaker_embedding(a, b, t); a speaker the
+    voice lacks or a t outside [0, 1] is a failed row naming it."""
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "mix", "text": "hey jarvis", "speaker_mix": [0, 1, 0.5]},
+        {"id": "lost", "text": "hey jarvis", "speaker_mix": "0,7,0.5"},
+        {"id": "far", "text": "hey jarvis", "speaker_mix": [0, 1, 2]}]) + "\n")
+    run_corpus(read_rows(rows), Settings(out=tmp_path / "out", voice=str(multi), workers=1, threads=2, progress=False))
+    m = manifest(tmp_path / "out")
+    assert m["mix"]["status"] == "ok" and m["mix"]["speaker_mix"] == [0.0, 1.0, 0.5]
+    assert "speaker 7 is not a speaker of this voice" in m["lost"]["error"]
+    assert "speaker_mix's t must be in [0, 1]" in m["far"]["error"]
+    voice = lp.PiperVoice.load(str(multi), threads=2)
+    chunks = voice.synthesize_batch(["hey jarvis"], seeds=[m["mix"]["seed"]],
+                                    speaker_embeddings=[voice.speaker_embedding(0, 1, 0.5)])[0]
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setframerate(22050), w.setsampwidth(2), w.setnchannels(1)
+        for c in chunks:
+            w.writeframes(c.audio_int16_bytes)
+    assert buf.getvalue() == open(tmp_path / "out" / m["mix"]["wav"], "rb").read()

@@ -21,6 +21,7 @@ SCHEMA = pa.schema([
     ("alignments", pa.list_(pa.int64())),  # samples per phoneme id, where the voice gives durations
     ("voice", pa.string()),
     ("speaker", pa.int64()),
+    ("speaker_mix", pa.list_(pa.float64())),  # [speaker a, speaker b, t] where the row mixes two
     ("length_scale", pa.float64()),
     ("noise_scale", pa.float64()),
     ("noise_w_scale", pa.float64()),

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-FIELDS = ("id", "text", "phoneme_ids", "voice", "speaker", "length_scale", "noise_scale", "noise_w_scale", "seed")
+FIELDS = ("id", "text", "phoneme_ids", "voice", "speaker", "speaker_mix", "length_scale", "noise_scale", "noise_w_scale",
+          "seed")
 
 
 @dataclass
@@ -21,6 +22,7 @@ class Row:
     phoneme_ids: Optional[list[int]] = None
     voice: Optional[str] = None
     speaker: Optional[int] = None
+    speaker_mix: Optional[tuple] = None  # (speaker a, speaker b, t): a voice between two speakers
     length_scale: Optional[float] = None
     noise_scale: Optional[float] = None
     noise_w_scale: Optional[float] = None
@@ -92,6 +94,8 @@ def _parse(line: int, rec: dict) -> Row:
             row.voice = str(rec["voice"])
         if "speaker" in rec:
             row.speaker = _integer(rec["speaker"], "speaker")
+        if "speaker_mix" in rec:
+            row.speaker_mix = _mix(rec["speaker_mix"])
         for name in ("length_scale", "noise_scale", "noise_w_scale"):
             if name in rec:
                 setattr(row, name, _scale(rec[name], name))
@@ -110,6 +114,19 @@ def _integer(value, name: str) -> int:
     if v < 0 or (isinstance(value, float) and v != value):
         raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
     return v
+
+
+def _mix(value) -> tuple:
+    """[a, b, t] or "a,b,t": speakers a and b, t in [0, 1] from a to b."""
+    parts = value.split(",") if isinstance(value, str) else value
+    try:
+        a, b, t = parts
+        a, b, t = _integer(a, "speaker_mix's speaker"), _integer(b, "speaker_mix's speaker"), float(t)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"speaker_mix must be [speaker, speaker, t], got {value!r}") from e
+    if not (math.isfinite(t) and 0.0 <= t <= 1.0):
+        raise ValueError(f"speaker_mix's t must be in [0, 1], got {t!r}")
+    return (a, b, t)
 
 
 def _scale(value, name: str) -> float:

