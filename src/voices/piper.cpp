@@ -5,13 +5,13 @@
 
 namespace lockstep::voices {
 
-namespace {
-
-int input_index(const ir::Graph& graph, const char* name) {
+int input_index(const ir::Graph& graph, std::string_view name) {
   for (size_t i = 0; i < graph.inputs.size(); ++i)
     if (graph.value(graph.inputs[i]).name == name) return static_cast<int>(i);
   return -1;
 }
+
+namespace {
 
 std::string number(double x) {
   char buf[32];

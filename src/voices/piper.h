@@ -16,6 +16,9 @@ namespace lockstep::voices {
 // (optionally `sid` int64 [batch]).
 bool is_piper_voice(const ir::Graph& graph);
 
+// The position of the graph input of this name among the inputs, -1 when there is none.
+int input_index(const ir::Graph& graph, std::string_view name);
+
 // Node-name prefix of a Piper voice's text encoder (PyTorch names nodes by module path). Its
 // float32 errors reach the audio amplified ~100x, so its Conv and MatMul nodes accumulate in
 // float64 by default (Options::f64_accumulate, docs/accuracy.md).

@@ -13,12 +13,6 @@ namespace lockstep::voices {
 
 namespace {
 
-int input_index(const ir::Graph& graph, std::string_view name) {
-  for (size_t i = 0; i < graph.inputs.size(); ++i)
-    if (graph.value(graph.inputs[i]).name == name) return static_cast<int>(i);
-  return -1;
-}
-
 Error bad_batch(const std::string& why) { return Error(ErrorCode::InvalidArgument, "batch: " + why); }
 
 // Row `row` of a tensor whose first dimension is the batch, as a tensor of batch 1 (`keep`

@@ -228,3 +228,21 @@ def test_rows_between_two_speakers(tmp_path, multi):
         for c in chunks:
             w.writeframes(c.audio_int16_bytes)
     assert buf.getvalue() == open(tmp_path / "out" / m["mix"]["wav"], "rb").read()
+
+
+def test_a_voice_that_cannot_load_fails_its_rows_and_bad_arguments_are_refused(tmp_path):
+    """A malformed model (its config fine): each of its rows is a failed record naming why, the run ends
+    normally; a batch size that would hold too much audio, and a missing voice, are refused."""
+    (tmp_path / "broken.onnx").write_bytes(b"\x08\x07not a model at all")
+    (tmp_path / "broken.onnx.json").write_text(open(f"{VOICE}.json").read())
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"id": "a", "text": "hello"}) + "\n" + json.dumps({"id": "b", "text": "bye"}) + "\n")
+    summary = run_corpus(read_rows(rows), Settings(out=tmp_path / "out", voice=str(tmp_path / "broken.onnx"),
+                                                   workers=1, progress=False))
+    m = manifest(tmp_path / "out")
+    assert summary.failed == 2 and {r["status"] for r in m.values()} == {"failed"}
+    assert all("the batch failed" in r["error"] and "broken.onnx" in r["error"] for r in m.values()), m
+    from lockstep.corpus.__main__ import main
+    assert main([str(rows), "-o", str(tmp_path / "x"), "--voice", VOICE, "--batch-size", "5000"]) == 2
+    assert main([str(rows), "-o", str(tmp_path / "x"), "--voice", str(tmp_path / "nope.onnx")]) == 2
+    assert not os.path.exists(tmp_path / "x")

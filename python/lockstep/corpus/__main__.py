@@ -9,6 +9,8 @@ from pathlib import Path
 from .rows import expand_grid, parse_list, read_rows
 from .run import Settings, run_corpus
 
+MAX_BATCH = 1024
+
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lockstep corpus", description=(
@@ -42,6 +44,10 @@ def main(argv=None) -> int:
             print(f"lockstep corpus: --{name.replace('_', '-')} must be "
                   f"{'>= 0' if name == 'workers' else '>= 1'}, got {getattr(args, name)}", file=sys.stderr)
             return 2
+    if args.batch_size > MAX_BATCH:  # a batch's audio is held until its WAVs are written
+        print(f"lockstep corpus: --batch-size {args.batch_size} is over {MAX_BATCH} (a batch's audio is held in "
+              "memory until its files are written)", file=sys.stderr)
+        return 2
     if args.num_gpus < 0:
         print(f"lockstep corpus: --num-gpus must be >= 0, got {args.num_gpus}", file=sys.stderr)
         return 2

@@ -130,6 +130,8 @@ def run_corpus(rows: list[Row], settings: Settings, log=print) -> Summary:
         summary.failed += len(failed)
     if tasks:
         _make(tasks, settings, summary, log)
+    for stale in (out / "wav").glob(".*.tmp"):  # a killed worker's unfinished file (its rows were made again)
+        stale.unlink()
     kept = manifest.read_records(out)
     wanted = {r.id for r in rows}
     path = manifest.consolidate(out, [r for i, r in kept.items() if i in wanted])
@@ -140,7 +142,7 @@ def run_corpus(rows: list[Row], settings: Settings, log=print) -> Summary:
 
 def _make(tasks: list[Task], settings: Settings, summary: Summary, log) -> None:
     import ray
-    from ray.exceptions import RayActorError, WorkerCrashedError
+    from ray.exceptions import RayActorError, RayTaskError, WorkerCrashedError
 
     own_ray = not ray.is_initialized()
     if own_ray:
@@ -184,6 +186,14 @@ def _make(tasks: list[Task], settings: Settings, summary: Summary, log) -> None:
                 batches.appendleft(batch)
                 submit(workers[0])
                 continue
+            except RayTaskError as e:  # the batch itself failed (not its worker): its rows fail, the rest goes on
+                reason = f"the batch failed: {type(e.cause).__name__ if e.cause else 'error'}: {e.cause or e}"
+                log(f"corpus: {reason} ({len(batch)} rows recorded as failed)")
+                records = []
+                for task in batch:
+                    rec = record(task, 0)
+                    rec.update(error=reason[:2000])
+                    records.append(rec)
             manifest.write_part(settings.out, records)
             for rec in records:
                 if rec["status"] == "ok":
