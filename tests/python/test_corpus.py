@@ -18,6 +18,7 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'lockstep[corpus]')")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is not installed (pip install 'lockstep[corpus]')")
 pytest.importorskip("piper", reason="piper-tts is not installed")
+import lockstep  # noqa: E402
 import lockstep.piper as lp  # noqa: E402
 from lockstep.corpus import Settings, read_rows, run_corpus  # noqa: E402
 
@@ -245,4 +246,6 @@ def test_a_voice_that_cannot_load_fails_its_rows_and_bad_arguments_are_refused(t
     from lockstep.corpus.__main__ import main
     assert main([str(rows), "-o", str(tmp_path / "x"), "--voice", VOICE, "--batch-size", "5000"]) == 2
     assert main([str(rows), "-o", str(tmp_path / "x"), "--voice", str(tmp_path / "nope.onnx")]) == 2
+    if not lockstep.backends()["cuda"][0]:  # a machine without a GPU: said before Ray starts
+        assert main([str(rows), "-o", str(tmp_path / "x"), "--voice", VOICE, "--backend", "cuda"]) == 2
     assert not os.path.exists(tmp_path / "x")

@@ -58,6 +58,12 @@ def main(argv=None) -> int:
     except (OSError, ValueError) as e:
         print(f"lockstep corpus: {args.rows}: {e}", file=sys.stderr)
         return 2
+    if not args.address:  # on this machine the workers have what the driver has: an absent backend is said now
+        from .. import backends
+        ok, why = backends().get(args.backend, (False, "unknown backend"))
+        if not ok:
+            print(f"lockstep corpus: --backend {args.backend} cannot run here: {why}", file=sys.stderr)
+            return 2
     if args.voice and not Path(args.voice).is_file():
         print(f"lockstep corpus: --voice {args.voice}: no such file", file=sys.stderr)
         return 2
