@@ -88,7 +88,7 @@ std::vector<std::vector<Tensor>> split_batch(const ir::Graph& voice, const std::
 }
 
 PiperBatcher::PiperBatcher(const Model& voice, std::string_view backend, const Options& options, int lanes)
-    : voice_(voice), backend_(backend), lane_options_(options) {
+    : voice_(voice), backend_(backend), options_(options), lane_options_(options) {
   if (!is_piper_voice(voice.graph())) throw bad_batch("the model is not a Piper voice (inputs input, input_lengths, scales)");
   if (lanes < 0) throw bad_batch("lanes must be >= 0, got " + std::to_string(lanes));
   const bool host = backend_ == "cpu" || backend_ == "reference";
@@ -122,12 +122,16 @@ std::vector<BatchResult> PiperBatcher::run(const std::vector<Tensor>& inputs, co
   auto length = [&](int64_t b) { return rows[static_cast<size_t>(b)][static_cast<size_t>(in)].shape()[1]; };
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return length(a) > length(b); });
   const int used = static_cast<int>(std::min<int64_t>(lanes_, static_cast<int64_t>(order.size())));
+  // One utterance with lanes of one thread each: it runs on the voice at every thread instead.
+  const bool alone = used == 1 && lane_options_.threads != options_.threads;
+  if (alone && !whole_) whole_ = compile(voice_, backend_, options_);
   // Compile the lanes this batch uses first, one after another (compiling is not what the lanes
   // share out, and a failure to compile is the whole batch's error).
-  for (int i = 0; i < used; ++i) lane(i);
+  if (!alone)
+    for (int i = 0; i < used; ++i) lane(i);
   std::atomic<size_t> next{0};
   auto work = [&](int i) {
-    Executable& exe = *compiled_[static_cast<size_t>(i)];
+    Executable& exe = alone ? *whole_ : *compiled_[static_cast<size_t>(i)];
     for (size_t k; (k = next.fetch_add(1)) < order.size();) {
       const int64_t b = order[k];
       BatchResult& r = results[static_cast<size_t>(b)];

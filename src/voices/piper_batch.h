@@ -57,10 +57,13 @@ class PiperBatcher {
 
   Model voice_;
   std::string backend_;
-  Options lane_options_;
+  Options options_, lane_options_;
   int lanes_ = 1;
   std::mutex mutex_;  // one batch at a time
   std::vector<std::unique_ptr<Executable>> compiled_;
+  // A batch with one utterance to run: the voice at every thread, as its batch-1 call (compiled
+  // when first needed; the same bits as a lane).
+  std::unique_ptr<Executable> whole_;
 };
 
 }  // namespace lockstep::voices
