@@ -15,14 +15,7 @@
 
 #include "lockstep/lockstep.h"
 #include "zoo/seed_flow.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define LOCKSTEP_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LOCKSTEP_ASAN 1
-#endif
-#endif
+#include "support/sanitizers.h"
 
 namespace lockstep {
 namespace {

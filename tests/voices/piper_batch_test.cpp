@@ -14,14 +14,7 @@
 #include "lockstep/lockstep.h"
 #include "support/voice.h"
 #include "voices/piper_batch.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define LOCKSTEP_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LOCKSTEP_ASAN 1
-#endif
-#endif
+#include "support/sanitizers.h"
 
 namespace lockstep {
 namespace {

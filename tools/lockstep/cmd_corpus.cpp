@@ -9,15 +9,19 @@
 #include <iostream>
 
 #include "commands.h"
+#include "core/self_exe.h"
 
 namespace lockstep::cli {
 
 int cmd_corpus(const std::vector<std::string>& args, const char* argv0) {
   namespace fs = std::filesystem;
   std::string python = "python3";
-  std::error_code ec;
-  const fs::path self = fs::canonical("/proc/self/exe", ec);
-  if (!ec && fs::exists(self.parent_path() / "python3", ec)) python = (self.parent_path() / "python3").string();
+  try {
+    const fs::path bin = fs::path(self_executable_path()).parent_path();
+    std::error_code ec;
+    if (fs::exists(bin / "python3", ec)) python = (bin / "python3").string();
+  } catch (const Error&) {  // the platform cannot say where this binary is: PATH's python3
+  }
   std::vector<std::string> words = {python, "-m", "lockstep.corpus"};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;

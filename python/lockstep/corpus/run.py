@@ -66,6 +66,7 @@ def plan(rows: list[Row], settings: Settings) -> tuple[list[Task], list[dict]]:
     """Tasks for the rows that can be made, failed records for those that cannot: phonemized here
     with piper-tts's phonemizer and the voice's config (a speaker the voice lacks fails here)."""
     from ..piper.config import PiperConfig
+    from ..piper.voice import check_speaker
     from piper.phonemize_espeak import ESPEAK_DATA_DIR
     from piper.voice import PiperVoice as _PiperVoice
 
@@ -90,8 +91,8 @@ def plan(rows: list[Row], settings: Settings) -> tuple[list[Task], list[dict]]:
                 p = phonemizers[voice]
                 n = p.config.num_speakers
                 for s in [row.speaker] + list(row.speaker_mix[:2] if row.speaker_mix else []):
-                    if s is not None and n > 1 and s >= n:
-                        raise ValueError(f"speaker {s} is not a speaker of this voice (it has {n}: 0..{n - 1})")
+                    if s is not None and n > 1:
+                        check_speaker(n, s)
                 if row.speaker_mix and n <= 1:
                     raise ValueError("speaker_mix: this voice has one speaker")
                 if row.phoneme_ids is not None:

