@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -18,6 +19,8 @@
 #include "diff/metrics.h"
 #include "dynamic/executable.h"
 #include "lockstep/lockstep.h"
+#include "voices/piper.h"
+#include "voices/piper_batch.h"
 
 namespace {
 
@@ -61,6 +64,98 @@ nlohmann::json run_churn(lockstep::Executable& exe, const std::vector<lockstep::
   return j;
 }
 
+// Rows [first, first + count) of a tensor whose first dimension is the batch, each cut to
+// `width` elements of its second dimension when width >= 0.
+lockstep::Tensor rows_of(const lockstep::Tensor& t, int64_t first, int64_t count, int64_t width = -1) {
+  lockstep::Shape shape = t.shape();
+  const int64_t row_width = shape.size() > 1 ? shape[1] : 1, inner = t.numel() / std::max<int64_t>(1, shape[0] * row_width);
+  shape[0] = count;
+  if (width >= 0) shape[1] = width;
+  lockstep::Tensor out(t.dtype(), shape);
+  const size_t esize = lockstep::dtype_size(t.dtype()), row_bytes = static_cast<size_t>(shape.size() > 1 ? shape[1] : 1) * inner * esize;
+  for (int64_t b = 0; b < count; ++b)
+    std::memcpy(static_cast<std::byte*>(out.raw()) + static_cast<size_t>(b) * row_bytes,
+                static_cast<const std::byte*>(t.raw()) + static_cast<size_t>((first + b) * row_width * inner) * esize, row_bytes);
+  return out;
+}
+
+// A Piper voice's padded batch as batches of `size` rows in order, each padded to its longest row.
+std::vector<std::vector<lockstep::Tensor>> chunks_of(const lockstep::ir::Graph& voice, const std::vector<lockstep::Tensor>& inputs,
+                                                     int64_t size) {
+  const int in = lockstep::voices::input_index(voice, "input"), len = lockstep::voices::input_index(voice, "input_lengths");
+  const int64_t n = inputs.at(static_cast<size_t>(in)).shape()[0];
+  std::vector<std::vector<lockstep::Tensor>> out;
+  for (int64_t first = 0; first < n; first += size) {
+    const int64_t count = std::min(size, n - first);
+    int64_t width = 0;
+    for (int64_t b = first; b < first + count; ++b)
+      width = std::max(width, inputs[static_cast<size_t>(len)].element_as_int(b));
+    std::vector<lockstep::Tensor> chunk;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const lockstep::Tensor& t = inputs[i];
+      const bool batched = t.rank() >= 1 && t.shape()[0] == n && !(voice.value(voice.inputs[i]).name == "scales" && t.rank() == 1);
+      chunk.push_back(static_cast<int>(i) == in ? rows_of(t, first, count, width) : batched ? rows_of(t, first, count) : t);
+    }
+    out.push_back(std::move(chunk));
+  }
+  return out;
+}
+
+// --ragged: the inputs are a Piper voice's padded batch, run as batches of `batch_size` rows
+// (0: all) by a PiperBatcher with `lanes` lanes (docs/piper.md "Batches"): the time of one pass
+// over every row (first: every length compiled; then the median), clips/s, and whether each row
+// has the bits of its batch-1 call on one executable.
+nlohmann::json run_ragged(const lockstep::Model& model, const std::string& backend, const lockstep::Options& options,
+                          const std::vector<lockstep::Tensor>& inputs, int lanes, int64_t batch_size, int runs, int warmup,
+                          uint64_t seed) {
+  using clock = std::chrono::steady_clock;
+  auto ms_since = [](clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); };
+  std::vector<std::string> row_errors;
+  const std::vector<std::vector<lockstep::Tensor>> rows = lockstep::voices::split_batch(model.graph(), inputs, &row_errors);
+  const int64_t n = static_cast<int64_t>(rows.size());
+  const auto chunks = chunks_of(model.graph(), inputs, batch_size > 0 ? batch_size : n);
+  lockstep::voices::PiperBatcher batcher(model, backend, options, lanes);
+  std::vector<lockstep::voices::BatchResult> results;
+  auto pass = [&] {
+    results.clear();
+    for (const auto& chunk : chunks)
+      for (auto& r : batcher.run(chunk, {seed})) results.push_back(std::move(r));
+  };
+  auto t = clock::now();
+  pass();
+  const double first_ms = ms_since(t);
+  for (int i = 0; i < warmup; ++i) pass();
+  std::vector<double> times;
+  for (int i = 0; i < runs; ++i) {
+    t = clock::now();
+    pass();
+    times.push_back(ms_since(t));
+  }
+  std::sort(times.begin(), times.end());
+  auto single = lockstep::compile(model, backend, options);
+  int same = 0, failed = 0;
+  double samples = 0;
+  std::string first_error;
+  for (int64_t b = 0; b < n; ++b) {
+    const auto& r = results[static_cast<size_t>(b)];
+    if (!r.error.empty() || !row_errors[static_cast<size_t>(b)].empty()) {
+      if (failed++ == 0) first_error = "row " + std::to_string(b) + ": " + r.error + row_errors[static_cast<size_t>(b)];
+      continue;
+    }
+    lockstep::RunOptions run;
+    run.seed = seed;
+    const lockstep::Tensor want = single->run(rows[static_cast<size_t>(b)], run).at(0);
+    const lockstep::Tensor& got = r.outputs.at(0);
+    samples += static_cast<double>(got.numel());
+    same += got.shape() == want.shape() && std::memcmp(got.raw(), want.raw(), got.nbytes()) == 0;
+  }
+  const double median = times[times.size() / 2];
+  return {{"rows", n}, {"batch_size", batch_size > 0 ? batch_size : n}, {"lanes", batcher.lanes()},
+          {"first_pass_ms", first_ms}, {"median_ms", median}, {"min_ms", times.front()},
+          {"clips_per_s", 1000.0 * static_cast<double>(n) / median}, {"audio_s", samples / 22050.0},
+          {"rows_failed", failed}, {"first_error", first_error}, {"rows_same_bits_as_batch1", same}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,6 +183,15 @@ int main(int argc, char** argv) {
   app.add_option("--churn", churn,
                  "a voice (inputs input, input_lengths, scales): after the timed runs, this many calls of random "
                  "lengths (5-200 phonemes cut from the given ids), reporting resident memory and the segment cache");
+  bool ragged = false;
+  int lanes = 0;
+  uint64_t seed = 0;
+  app.add_flag("--ragged", ragged, "a Piper voice's padded batch run as its utterances (PiperBatcher); prints clips/s");
+  app.add_option("--lanes", lanes, "with --ragged: the batcher's lanes (0: the backend's default)")->check(CLI::Range(0, 256));
+  int64_t batch_size = 0;
+  app.add_option("--batch-size", batch_size, "with --ragged: run the rows in batches of this many, in order (0: one batch)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  app.add_option("--seed", seed, "the noise seed of every call");
   CLI11_PARSE(app, argc, argv);
   try {
     using clock = std::chrono::steady_clock;
@@ -99,29 +203,41 @@ int main(int argc, char** argv) {
     options.f64_accumulate = lockstep::f64_accumulate_from_flag(f64_accumulate);
     auto t0 = clock::now();
     auto model = lockstep::Model::load(model_path);
+    if (ragged) {
+      nlohmann::json row = run_ragged(model, backend, options, inputs, lanes, batch_size, runs, warmup, seed);
+      row["model"] = model_path;
+      row["backend"] = backend;
+      struct rusage usage {};
+      getrusage(RUSAGE_SELF, &usage);
+      row["peak_rss_mb"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
+      std::cout << row.dump() << std::endl;
+      return 0;
+    }
     auto exe = lockstep::compile(model, backend, options);
+    lockstep::RunOptions run_options;
+    run_options.seed = seed;
     double compile_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
     std::vector<lockstep::Tensor> outputs;
     if (!prime_paths.empty()) {
       std::vector<lockstep::Tensor> prime;
       for (const auto& p : prime_paths) prime.push_back(lockstep::read_npy(p));
-      exe->run(prime);
+      exe->run(prime, run_options);
     }
     struct rusage before {}, after {};
     getrusage(RUSAGE_SELF, &before);
     auto first = clock::now();
-    outputs = exe->run(inputs);
+    outputs = exe->run(inputs, run_options);
     double first_run_ms = std::chrono::duration<double, std::milli>(clock::now() - first).count();
     getrusage(RUSAGE_SELF, &after);
     const long first_run_faults = after.ru_minflt - before.ru_minflt;  // pages touched for the first time
     const lockstep::dynamic::Stats* stage = lockstep::dynamic::stats(*exe);
     const double first_run_compile_ms = stage ? stage->last_run_compile_ms : 0;
     const int first_run_misses = stage ? stage->last_run_misses : 0;
-    for (int i = 0; i < warmup; ++i) outputs = exe->run(inputs);
+    for (int i = 0; i < warmup; ++i) outputs = exe->run(inputs, run_options);
     std::vector<double> times, device_times;
     for (int i = 0; i < runs; ++i) {
       auto t = clock::now();
-      outputs = exe->run(inputs);
+      outputs = exe->run(inputs, run_options);
       times.push_back(std::chrono::duration<double, std::milli>(clock::now() - t).count());
       if (auto d = exe->last_device_ms()) device_times.push_back(*d);
     }

@@ -49,6 +49,20 @@ def wrap(m):
     return Voice().eval()
 
 
+def export_onnx(path):
+    """The seeded medium model exported as Piper exports a voice (opset 15, TorchScript exporter,
+    batch and phonemes dynamic); returns the path."""
+    import numpy as np, torch
+    ids = np.random.default_rng(5).integers(1, 256, size=(1, 50)).astype(np.int64)
+    with torch.no_grad():
+        dummy = (torch.from_numpy(ids), torch.LongTensor([50]), torch.FloatTensor([0.667, 1.0, 0.8]))
+        axes = {"input": {0: "batch_size", 1: "phonemes"}, "input_lengths": {0: "batch_size"},
+                "output": {0: "batch_size", 2: "time"}}
+        torch.onnx.export(wrap(build_medium()), dummy, path, opset_version=15, input_names=["input", "input_lengths", "scales"],
+                          output_names=["output"], dynamic_axes=axes, dynamo=False)
+    return path
+
+
 def cuda_ms(fn, runs):
     import torch
     times = []
@@ -127,14 +141,7 @@ def main():
             lo, hi = (mid, hi) if seconds(mid) < t else (lo, mid)
         counts.append(hi)
     log(json.dumps(dict(phonemes=counts, seconds=[round(seconds(n), 3) for n in counts])))
-    onnx_path = f"{a.work}/piper_medium.onnx"
-    with torch.no_grad():
-        dummy = (torch.from_numpy(pool[:, :50]), torch.LongTensor([50]), torch.FloatTensor([0.667, 1.0, 0.8]))
-        axes = {"input": {0: "batch_size", 1: "phonemes"}, "input_lengths": {0: "batch_size"},
-                "output": {0: "batch_size", 2: "time"}}
-        cpu_voice = wrap(build_medium())
-        torch.onnx.export(cpu_voice, dummy, onnx_path, opset_version=15, input_names=["input", "input_lengths", "scales"],
-                          output_names=["output"], dynamic_axes=axes, dynamo=False)
+    onnx_path = export_onnx(f"{a.work}/piper_medium.onnx")
     voice64 = wrap(build_medium()).double().cuda()
     rows = []
     for k, n in enumerate(counts):

@@ -1,3 +1,4 @@
+#include "api/f64_default.h"
 #include "dynamic/executable.h"
 #include "ir/graph.h"
 #include "lockstep/lockstep.h"
@@ -19,13 +20,22 @@ ir::Graph prepare(const Model& model, const Options& options) {
   return graph;
 }
 
-std::vector<std::string> default_f64_accumulate(const ir::Graph& graph) {
-  if (voices::is_piper_voice(graph)) return {std::string(voices::kTextEncoderPrefix)};
-  return {};
-}
+std::vector<std::string> default_f64_accumulate(const ir::Graph& graph) { return default_f64_accumulate_for(graph, "cpu"); }
 
 std::vector<std::string> resolve_f64_accumulate(const ir::Graph& graph, const Options& options) {
-  return options.f64_accumulate ? *options.f64_accumulate : default_f64_accumulate(graph);
+  return resolve_f64_accumulate_for(graph, options, "cpu");
+}
+
+std::vector<std::string> default_f64_accumulate_for(const ir::Graph& graph, std::string_view backend) {
+  if (!voices::is_piper_voice(graph)) return {};
+  // The cpu is within 1e-5 of float64 without the flows; cuda is not (docs/accuracy.md).
+  if (backend == "cuda") return {std::string(voices::kTextEncoderPrefix), std::string(voices::kFlowPrefix)};
+  return {std::string(voices::kTextEncoderPrefix)};
+}
+
+std::vector<std::string> resolve_f64_accumulate_for(const ir::Graph& graph, const Options& options,
+                                                    std::string_view backend) {
+  return options.f64_accumulate ? *options.f64_accumulate : default_f64_accumulate_for(graph, backend);
 }
 
 bool f64_accumulates(const std::vector<std::string>& prefixes, std::string_view node_name) {
@@ -43,7 +53,7 @@ std::optional<std::vector<std::string>> f64_accumulate_from_flag(const std::vect
 std::unique_ptr<Executable> compile(const Model& model, std::string_view backend_name, const Options& given) {
   // Resolved here, on the whole model: the run-time shape stage's segments no longer look like a voice.
   Options options = given;
-  options.f64_accumulate = resolve_f64_accumulate(model.graph(), given);
+  options.f64_accumulate = resolve_f64_accumulate_for(model.graph(), given, backend_name);
   const Backend* backend = find_backend(backend_name);
   if (!backend)
     throw Error(ErrorCode::InvalidArgument,
@@ -51,8 +61,14 @@ std::unique_ptr<Executable> compile(const Model& model, std::string_view backend
   std::string why;
   if (!backend->available(&why)) throw Error(ErrorCode::DeviceUnavailable, backend->name() + ": " + why);
   // Sizes known only at run time: the run-time shape stage specialises and compiles per call.
-  if (dynamic::needs_run_time_shapes(model.graph(), options))
-    return dynamic::compile_dynamic(model.graph(), *backend, options);
+  if (dynamic::needs_run_time_shapes(model.graph(), options)) {
+    dynamic::CacheLimits limits;
+    // A voice takes 8 segments a length: 64 entries hold 8 lengths, so a GPU corpus of many lengths
+    // compiled every call (bench/RESULTS.md, 2026-12-06). cuda keeps 64 lengths, its arenas still
+    // bounded by max_bytes; the cpu keeps 8 (its segments hold more host memory each).
+    if (backend->name() == "cuda") limits.max_entries = 512;
+    return dynamic::compile_dynamic(model.graph(), *backend, options, limits);
+  }
   ir::Graph graph = prepare(model, options);
   for (const auto& node : graph.nodes)
     if (auto reason = backend->unsupported_reason(graph, node))

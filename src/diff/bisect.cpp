@@ -7,6 +7,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "api/f64_default.h"
+
 namespace lockstep::diff {
 
 const char* verdict_name(Verdict v) {
@@ -65,6 +67,13 @@ struct Bisector::State {
   std::string calibration;
   std::vector<std::string> notes;
   mutable std::map<std::string, std::unique_ptr<Executable>> compiled;  // per tested backend
+  std::map<std::string, std::vector<std::string>> f64_by_backend;      // Options::f64_accumulate
+
+  Options options_for(const Backend& backend) const {
+    Options o = config.options;
+    if (auto it = f64_by_backend.find(backend.name()); it != f64_by_backend.end()) o.f64_accumulate = it->second;
+    return o;
+  }
 
   int kernel(const ir::Node& node) const {
     auto it = kernel_of.find(node.name);
@@ -79,8 +88,11 @@ Bisector::Bisector(const Model& model, std::vector<Tensor> inputs, BisectConfig 
   State& s = *state_;
   s.config = std::move(config);
   s.inputs = std::move(inputs);
-  // Decided on the whole model: the one-node graphs of the local replays are no voice.
-  s.config.options.f64_accumulate = resolve_f64_accumulate(model.graph(), s.config.options);
+  // Decided on the whole model (the one-node graphs of the local replays are no voice), per
+  // backend: each side compiles with the prefixes it would have in `lockstep run`.
+  for (const Backend* b : all_backends())
+    s.f64_by_backend[b->name()] = resolve_f64_accumulate_for(model.graph(), s.config.options, b->name());
+  s.config.options.f64_accumulate = s.f64_by_backend["cpu"];
   const Backend& ref_backend = require_backend(s.config.ref);
   const Backend& calib_backend = require_backend(kCalibrationBackend);
   const Backend& f64_backend = require_backend("reference");
@@ -98,8 +110,9 @@ Bisector::Bisector(const Model& model, std::vector<Tensor> inputs, BisectConfig 
   std::vector<Tensor> f64(g.values.size());
   for (size_t i = 0; i < g.inputs.size(); ++i) f64[static_cast<size_t>(g.inputs[i])] = s.inputs[i];
   {
-    auto exe = compile_checked(f64_backend, g, s.config.options);
+    auto exe = compile_checked(f64_backend, g, s.options_for(f64_backend));
     RunOptions run;
+    run.seed = s.config.seed;
     run.tap = [&](const ir::Node& node, int o, const Tensor& value) {
       f64[static_cast<size_t>(node.outputs[static_cast<size_t>(o)])] = value.clone();
     };
@@ -109,8 +122,9 @@ Bisector::Bisector(const Model& model, std::vector<Tensor> inputs, BisectConfig 
   // The noise floor: a clean float32 CPU run against float64, node by node.
   s.noise.assign(g.nodes.size(), 0.0);
   {
-    auto exe = compile_checked(calib_backend, g, s.config.options);
+    auto exe = compile_checked(calib_backend, g, s.options_for(calib_backend));
     RunOptions run;
+    run.seed = s.config.seed;
     run.tap = [&](const ir::Node& node, int o, const Tensor& value) {
       const Tensor& ref = f64[static_cast<size_t>(node.outputs[static_cast<size_t>(o)])];
       if (!ref.defined()) return;
@@ -141,8 +155,9 @@ Bisector::Bisector(const Model& model, std::vector<Tensor> inputs, BisectConfig 
     f64.clear();
     s.ref_values.assign(g.values.size(), Tensor());
     for (size_t i = 0; i < g.inputs.size(); ++i) s.ref_values[static_cast<size_t>(g.inputs[i])] = s.inputs[i];
-    auto exe = compile_checked(ref_backend, g, s.config.options);
+    auto exe = compile_checked(ref_backend, g, s.options_for(ref_backend));
     RunOptions run;
+    run.seed = s.config.seed;
     run.tap = [&](const ir::Node& node, int o, const Tensor& value) {
       s.ref_values[static_cast<size_t>(node.outputs[static_cast<size_t>(o)])] = value.clone();
     };
@@ -154,6 +169,11 @@ Bisector::~Bisector() = default;
 
 const ir::Graph& Bisector::graph() const { return state_->graph; }
 const std::vector<double>& Bisector::noise() const { return state_->noise; }
+
+const Tensor& Bisector::reference_output(size_t i) const {
+  const ir::Graph& g = state_->graph;
+  return state_->ref_values.at(static_cast<size_t>(g.outputs.at(i)));
+}
 
 ir::Graph one_node_graph(const ir::Graph& graph, int index) {
   const ir::Node& node = graph.nodes.at(static_cast<size_t>(index));
@@ -199,10 +219,11 @@ double Bisector::local_error(const std::string& test, int node, const FaultSpec*
                   g.nodes[static_cast<size_t>(node)].name);
     feeds.push_back(ref.dtype() == v.dtype ? ref : ref.to(v.dtype));
   }
-  Options options = s.config.options;
+  Options options = s.options_for(backend);
   options.observe.clear();
   auto exe = compile_checked(backend, one, options);
   RunOptions run;
+  run.seed = s.config.seed;
   if (fault) run.fault_for_testing = make_fault(*fault);
   std::vector<Tensor> outs = exe->run(feeds, run);
   double worst = 0;
@@ -245,8 +266,9 @@ BisectReport Bisector::run(const std::string& test, const FaultSpec* fault, std:
   }
 
   auto& exe = s.compiled[backend.name()];
-  if (!exe) exe = compile_checked(backend, g, s.config.options);
+  if (!exe) exe = compile_checked(backend, g, s.options_for(backend));
   RunOptions run;
+  run.seed = s.config.seed;
   if (fault) run.fault_for_testing = make_fault(*fault);
   run.tap = [&](const ir::Node& node, int o, const Tensor& value) {
     const Tensor& ref = s.ref_values[static_cast<size_t>(node.outputs[static_cast<size_t>(o)])];

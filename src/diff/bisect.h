@@ -27,6 +27,7 @@ struct BisectConfig {
   Options options;                // threads, input_shapes, observe, fuse — used by prepare() and compile()
   ToleranceConfig tolerance;
   LocalMode local = LocalMode::First;
+  uint64_t seed = 0;  // RunOptions::seed of every run: random ops without a `seed` attribute draw as `lockstep run --seed`
 };
 
 enum class Verdict { Ok, Diverges, Local, Inherited };
@@ -86,6 +87,7 @@ class Bisector {
   // of its outputs against R's.
   double local_error(const std::string& test, int node, const FaultSpec* fault = nullptr) const;
   const std::vector<double>& noise() const;  // per kernel
+  const Tensor& reference_output(size_t i) const;  // R's value of graph output i
 
  private:
   struct State;

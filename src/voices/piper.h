@@ -23,6 +23,7 @@ int input_index(const ir::Graph& graph, std::string_view name);
 // float32 errors reach the audio amplified ~100x, so its Conv and MatMul nodes accumulate in
 // float64 by default (Options::f64_accumulate, docs/accuracy.md).
 inline constexpr std::string_view kTextEncoderPrefix = "/enc_p/";
+inline constexpr std::string_view kFlowPrefix = "/flow/";  // the normalising flow's nodes
 
 // For a Piper voice: every input_lengths[b] in [1, phonemes]; scales finite, noise_scale and
 // noise_w >= 0, length_scale > 0; sid >= 0. Error(InvalidArgument) naming the input and value.

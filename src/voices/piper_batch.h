@@ -11,7 +11,8 @@
 // utterance instead of every core on each in turn, with no barrier between them. The cpu kernels'
 // bits do not depend on the thread count, so a lane gives the batch-1 bits. Run-time shapes are
 // specialised per utterance length, exactly as at batch 1 (no length buckets: a bucket would pad).
-// cuda and vulkan have one lane for now (the utterances in turn on the device).
+// cuda and vulkan default to one lane (the utterances in turn on the device); cuda runs more when
+// asked, right but slower on an H100 (docs/piper.md "Batches").
 #pragma once
 
 #include <cstdint>

@@ -12,6 +12,7 @@
 #include "diff/bisect.h"
 #include "diff/report.h"
 #include "bisect_support.h"
+#include "support/graph_check.h"
 
 namespace lockstep {
 namespace {
@@ -200,6 +201,35 @@ TEST(Bisect, BadArgumentsAreClearErrors) {
     EXPECT_NE(std::string(e.what()).find("no/such/node"), std::string::npos) << e.what();
   }
   EXPECT_THROW(bisector.run("reference", &nowhere), Error);
+}
+
+// `lockstep bisect --seed` draws the random ops as `lockstep run --seed` does (a voice with noise on
+// is bisected on the noise it was run with): every side runs with BisectConfig::seed.
+TEST(Bisect, RandomOpsDrawWithTheConfiguredSeed) {
+  ir::Graph g;
+  test::GraphBuilder b(g);
+  ir::ValueId x = b.value("x", {1, 4, 64});
+  g.inputs = {x};
+  ir::ValueId noise = b.value("noise", {1, 4, 64});
+  g.nodes.push_back(b.node(ir::Op::RandomNormalLike, "/noise", {x}, noise));  // no seed attribute: the run's
+  ir::ValueId y = b.value("y", {1, 4, 64});
+  g.nodes.push_back(b.node(ir::Op::Add, "/add", {x, noise}, y));
+  g.outputs = {y};
+  const Model model = Model::from_graph(g);
+  const std::vector<Tensor> inputs = {Tensor(DType::Float32, {1, 4, 64})};
+  auto drawn = [&](uint64_t seed) {
+    RunOptions run;
+    run.seed = seed;
+    return compile(model, "reference", Options{})->run(inputs, run).at(0);
+  };
+  diff::BisectConfig config = test::test_bisect_config();
+  config.seed = 7;
+  diff::Bisector bisector(model, inputs, config);
+  const Tensor& ref = bisector.reference_output(0);
+  EXPECT_EQ(diff::compare(ref, drawn(7)).max_abs_delta, 0.0) << "the reference side drew another seed's noise";
+  EXPECT_GT(diff::compare(ref, drawn(0)).max_abs_delta, 0.0) << "seeds 7 and 0 should draw different noise";
+  const diff::BisectReport report = bisector.run("cpu");
+  EXPECT_FALSE(report.diverged()) << "the cpu drew other noise than the reference";
 }
 
 }  // namespace

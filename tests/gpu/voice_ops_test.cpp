@@ -21,6 +21,7 @@
 #include "dynamic/executable.h"
 #include "gpu/gpu_test_util.h"
 #include "support/voice.h"
+#include "voices/piper_batch.h"
 
 namespace lockstep::gpu_test {
 namespace {
@@ -224,6 +225,48 @@ TEST(CudaVoice, RealVoiceFirstSentence) {
     EXPECT_TRUE(same_bits(got, cuda_exe->run(in, r).at(0))) << "a second run changed the bits";
     std::cout << "[   NOTE   ] real voice, first sentence, " << (noise ? "noise on (seed 7)" : "noise off") << ": cuda vs reference rel_l2 "
               << rel << ", cpu vs reference " << diff::compare(cpu, ref).rel_l2 << ", " << got.numel() << " samples\n";
+  }
+}
+
+// A batch's lanes on cuda (one executable and stream each, running at once): every row has its
+// batch-1 bits with one lane and with three, whatever ran beside it (docs/piper.md "Batches").
+TEST(CudaVoice, BatchLanesGiveEachRowItsBatchOneBits) {
+  LOCKSTEP_REQUIRE_GPU();
+  if (!fs::exists(voice_path())) GTEST_SKIP() << "no Piper voice at " << voice_path() << ": run scripts/fetch-voice.sh";
+  const Model model = Model::load(voice_path());
+  auto single = compile(model, "cuda");
+  const std::vector<size_t> order = {3, 0, 5, 1, 4, 2, 0};  // long and short mixed, one sentence twice
+  std::vector<std::vector<int64_t>> rows;
+  int64_t width = 0;
+  for (size_t k : order) {
+    rows.push_back(test::sentence_ids(k));
+    width = std::max<int64_t>(width, static_cast<int64_t>(rows.back().size()));
+  }
+  const int64_t n = static_cast<int64_t>(rows.size());
+  std::vector<int64_t> ids(static_cast<size_t>(n * width), 0), lengths;
+  std::vector<float> scales;
+  std::vector<uint64_t> seeds;
+  for (int64_t b = 0; b < n; ++b) {
+    std::copy(rows[b].begin(), rows[b].end(), ids.begin() + b * width);
+    lengths.push_back(static_cast<int64_t>(rows[b].size()));
+    scales.insert(scales.end(), {b % 2 ? 0.667f : 0.0f, 1.0f + 0.05f * static_cast<float>(b), 0.8f});
+    seeds.push_back(100 + static_cast<uint64_t>(b));
+  }
+  const std::vector<Tensor> batch = {Tensor::from_vector<int64_t>({n, width}, ids), Tensor::from_vector<int64_t>({n}, lengths),
+                                     Tensor::from_vector<float>({n, 3}, scales)};
+  for (int lanes : {1, 3}) {
+    voices::PiperBatcher batcher(model, "cuda", {}, lanes);
+    for (int round = 0; round < 2; ++round) {  // the second: every length cached in every lane
+      const std::vector<voices::BatchResult> got = batcher.run(batch, seeds);
+      for (int64_t b = 0; b < n; ++b) {
+        const std::string at = std::to_string(lanes) + " lanes, round " + std::to_string(round) + ", row " + std::to_string(b);
+        ASSERT_EQ(got[b].error, "") << at;
+        RunOptions r;
+        r.seed = seeds[b];
+        const Tensor want = single->run(voice_inputs(rows[b], scales[3 * b], scales[3 * b + 1], scales[3 * b + 2]), r).at(0);
+        EXPECT_TRUE(same_bits(got[b].outputs.at(0), want)) << at << ": not its batch-1 bits";
+      }
+    }
   }
 }
 

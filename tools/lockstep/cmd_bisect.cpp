@@ -130,6 +130,7 @@ int cmd_bisect(const BisectArgs& args) {
   config.tolerance.safety = args.safety;
   config.tolerance.floor = args.floor;
   config.local = local;
+  config.seed = static_cast<uint64_t>(args.inputs.seed);  // random ops draw as `lockstep run --seed` does
   diff::require_backend(args.test);  // before the expensive reference run
 
   Progress progress(2);

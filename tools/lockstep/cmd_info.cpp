@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/f64_default.h"
 #include "commands.h"
 #include "inputs.h"
 #include "table.h"
@@ -62,7 +63,8 @@ int cmd_info(const InfoArgs& args) {
   for (const auto& n : g.nodes)
     f64_nodes += (n.op == ir::Op::Conv || n.op == ir::Op::MatMul) && f64_accumulates(f64_prefixes, n.name);
   report["f64_accumulate"] = {{"prefixes", f64_prefixes}, {"conv_matmul_nodes", f64_nodes},
-                              {"default", !f64_options.f64_accumulate.has_value()}};
+                              {"default", !f64_options.f64_accumulate.has_value()},
+                              {"cuda_prefixes", resolve_f64_accumulate_for(g, f64_options, "cuda")}};
 
   std::optional<ir::Graph> prepared;
   std::string prepare_error;

@@ -109,6 +109,8 @@ int main(int argc, char** argv) {
   bis_cmd->add_option("--warm-up-with", bis.warm_up_with,
                       "with --in-process: models each runner process runs first, in order (determinism --keep prints them)");
   add_inputs(bis_cmd, bis.inputs);
+  bis_cmd->get_option("--seed")->description(
+      "seed for drawn inputs when none are given and for random ops without a seed attribute, as `run` (default 0)");
   add_common(bis_cmd, bis.common);
 
   DeterminismArgs det;

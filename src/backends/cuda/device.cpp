@@ -91,7 +91,13 @@ std::vector<int64_t> contiguous_strides(const Shape& shape) {
   return strides;
 }
 
+std::recursive_mutex& device_setup_mutex() {
+  static auto* m = new std::recursive_mutex;  // never destroyed: executables may outlive static destruction
+  return *m;
+}
+
 DeviceFloats::~DeviceFloats() {
+  DeviceSetupLock lock(device_setup_mutex());
   if (ptr) cudaFree(ptr);
 }
 
@@ -102,6 +108,7 @@ std::string storage_key(const Tensor& constant) {
 }
 
 std::shared_ptr<DeviceFloats> upload_floats(const std::vector<float>& host, const std::string& what, const std::string& node) {
+  DeviceSetupLock lock(device_setup_mutex());
   auto d = std::make_shared<DeviceFloats>();
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&d->ptr), host.size() * sizeof(float)), what, node);
   check_cuda(cudaMemcpy(d->ptr, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), "upload " + what, node);

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,14 @@ namespace lockstep::cuda {
 void check_cuda(cudaError_t status, const std::string& what, const std::string& node = {});
 void check_cublas(cublasStatus_t status, const std::string& what, const std::string& node = {});
 void check_cudnn(cudnnStatus_t status, const std::string& what, const std::string& node = {});
+
+// Held by everything that allocates or frees device or pinned memory, creates or destroys a
+// stream or library handle, or synchronises the device (compiling and destroying executables), and
+// by every graph capture: such a call from another thread invalidates a capture in progress, so
+// the two never overlap (a batch's lanes run executables on several threads). Recursive: a
+// compile creates handles and uploads weights under it.
+std::recursive_mutex& device_setup_mutex();
+using DeviceSetupLock = std::lock_guard<std::recursive_mutex>;
 
 // The device returns: false with the reason when no usable CUDA device is present.
 bool device_available(std::string* why_not);

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "api/f64_default.h"
 #include "backends/cuda/families.h"
 #include "backends/cuda/handle_pool.h"
 #include "core/phase_clock.h"
@@ -79,6 +80,7 @@ std::shared_ptr<const DeviceFloats> shared_constant(const Tensor& constant, size
 }  // namespace
 
 CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) : graph_(graph), options_(options) {
+  DeviceSetupLock setup(device_setup_mutex());
   try {
     // LOCKSTEP_CUDA_COMPILE_TIMES=1: one stderr line per executable with each compile phase's ms
     // (and the first run's graph capture), to see what a new shape costs (docs/cuda.md).
@@ -90,9 +92,9 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     ctx_ = std::make_unique<Context>(graph_);
     ctx_->safe = options.safe;
     ctx_->precision = parse_precision(options.precision);
-    // conv_f64.cu is right on a GPU (CudaF64Accumulate, 2026-12-05) but on the joe voice it does not
-    // bring cuda within 1e-5 of float64 (bench/RESULTS.md): opt-in, LOCKSTEP_CUDA_F64=1 (docs/accuracy.md).
-    if (env_is("LOCKSTEP_CUDA_F64", "1")) ctx_->f64_prefixes = resolve_f64_accumulate(graph_, options);
+    // conv_f64.cu, measured on a GPU (CudaF64Accumulate; the joe voice, bench/RESULTS.md 2026-12-06).
+    // LOCKSTEP_CUDA_F64=0 turns it off (float32 everywhere) for comparisons.
+    if (!env_is("LOCKSTEP_CUDA_F64", "0")) ctx_->f64_prefixes = resolve_f64_accumulate_for(graph_, options, "cuda");
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "create stream");
     HandleLoan loan(*this);  // cuBLAS and cuDNN for the compile only (handle_pool.h)
     const char* prof = std::getenv("LOCKSTEP_CUDA_PROFILE");
@@ -129,6 +131,7 @@ CudaExecutable::~CudaExecutable() {
 }
 
 void CudaExecutable::free_all() noexcept {
+  DeviceSetupLock setup(device_setup_mutex());
   for (cudaEvent_t e : events_) cudaEventDestroy(e);
   events_.clear();
   if (kernels_begin_) cudaEventDestroy(kernels_begin_);

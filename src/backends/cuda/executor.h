@@ -5,6 +5,7 @@
 
 #include <array>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,10 @@ class CudaExecutable final : public Executable {
   int prologues_fused() const { return prologues_fused_; }
 
  private:
+  // A run uses this executable's arena, staging buffers, stream and captured graph: runs of one
+  // executable serialize; runs of different executables (a batch's lanes) overlap on the device.
+  std::mutex run_mutex_;
+
   struct Slot {
     std::string what;   // "value 'x'", "workspace", ...
     size_t bytes = 0;

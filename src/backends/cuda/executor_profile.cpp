@@ -22,6 +22,7 @@ void CudaExecutable::run_profiled() {
     launch_ms_.assign(total, 0.0);
   }
   if (!profile_exec_) {
+    DeviceSetupLock setup(device_setup_mutex());  // as run_graph's capture
     // The same launches as the run graph, with an event record node between every two: times
     // are GPU time in graph replay, free of the host launch cost that eager timing adds.
     check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "begin profile capture");

@@ -12,10 +12,6 @@
 namespace lockstep::cuda {
 namespace {
 
-// Runs share the device arena, staging buffers and captured graph: they serialize. One mutex
-// for all CUDA executables keeps executor.h untouched (docs/security.md, "Concurrency").
-std::mutex g_run_mutex;
-
 // An output run_resident() left in the producing executable's arena.
 class CudaResident final : public ResidentValue {
  public:
@@ -166,6 +162,7 @@ void CudaExecutable::run_graph() {
       check_cuda(cudaEventCreate(&graph_begin_), "timing event");
       check_cuda(cudaEventCreate(&graph_end_), "timing event");
     }
+    DeviceSetupLock setup(device_setup_mutex());  // no allocation or device sync on any thread meanwhile
     check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "begin graph capture");
     try {
       if (host_times_) check_cuda(cudaEventRecordWithFlags(graph_begin_, stream_, cudaEventRecordExternal), "timing event");
@@ -297,14 +294,14 @@ void CudaExecutable::run_eager(const RunOptions& options) {
 }
 
 std::vector<Tensor> CudaExecutable::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
-  std::lock_guard<std::mutex> lock(g_run_mutex);
+  std::lock_guard<std::mutex> lock(run_mutex_);
   set_routes(std::vector<const void*>(graph_.inputs.size(), nullptr), std::vector<char>(graph_.outputs.size(), 0));
   return run_locked(inputs, options);
 }
 
 std::vector<RunValue> CudaExecutable::run_resident(const std::vector<RunValue>& inputs, const std::vector<char>& to_host,
                                                    const RunOptions& options) {
-  std::lock_guard<std::mutex> lock(g_run_mutex);
+  std::lock_guard<std::mutex> lock(run_mutex_);
   check_cuda(cudaSetDevice(device_), "select device");
   if (inputs.size() != graph_.inputs.size())
     throw Error(ErrorCode::MissingInput, "cuda: the model takes " + std::to_string(graph_.inputs.size()) + " inputs, got " +
@@ -354,7 +351,7 @@ std::vector<RunValue> CudaExecutable::run_resident(const std::vector<RunValue>& 
 
 std::optional<std::vector<DeviceTensor>> CudaExecutable::run_on_device(const std::vector<Tensor>& inputs,
                                                                        const RunOptions& options) {
-  std::lock_guard<std::mutex> lock(g_run_mutex);
+  std::lock_guard<std::mutex> lock(run_mutex_);
   set_routes(std::vector<const void*>(graph_.inputs.size(), nullptr), std::vector<char>(graph_.outputs.size(), 0));
   run_locked(inputs, options);  // the same run, bit for bit (its host copies are dropped)
   // The arena belongs to the next run: each output gets a buffer of its own.
@@ -367,8 +364,14 @@ std::optional<std::vector<DeviceTensor>> CudaExecutable::run_on_device(const std
     t.device = device_;
     const size_t bytes = static_cast<size_t>(num_elements(value.shape)) * dtype_size(t.dtype);
     void* p = nullptr;
-    check_cuda(cudaMalloc(&p, bytes > 0 ? bytes : 1), "allocate a device output");
-    t.data = std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
+    {
+      DeviceSetupLock setup(device_setup_mutex());
+      check_cuda(cudaMalloc(&p, bytes > 0 ? bytes : 1), "allocate a device output");
+    }
+    t.data = std::shared_ptr<void>(p, [](void* q) {
+      DeviceSetupLock setup(device_setup_mutex());
+      cudaFree(q);
+    });
     check_cuda(cudaMemcpyAsync(p, ctx_->ptr(id), bytes, cudaMemcpyDeviceToDevice, stream_), "copy a device output");
     out.push_back(std::move(t));
   }

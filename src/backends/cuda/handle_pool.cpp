@@ -19,6 +19,7 @@ Pool& pool() {
 }
 
 void destroy(Handles& h) noexcept {
+  DeviceSetupLock setup(device_setup_mutex());
   if (h.cudnn) cudnnDestroy(h.cudnn);
   if (h.cublas) cublasDestroy(h.cublas);
   h = {};
@@ -35,6 +36,7 @@ Handles acquire_handles(cudaStream_t stream) {
       pool().idle.pop_back();
     }
   }
+  DeviceSetupLock setup(device_setup_mutex());  // creating handles allocates
   try {
     if (!h.cublas) check_cublas(cublasCreate(&h.cublas), "create handle");
     if (!h.cudnn) check_cudnn(cudnnCreate(&h.cudnn), "create handle");

@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include "backends/cuda/device.h"
+
 namespace lockstep::cuda {
 
 std::shared_ptr<PinnedPool> PinnedPool::make(size_t bytes, int cap) {
@@ -9,6 +11,7 @@ std::shared_ptr<PinnedPool> PinnedPool::make(size_t bytes, int cap) {
 }
 
 PinnedPool::~PinnedPool() {
+  DeviceSetupLock setup(device_setup_mutex());
   for (std::byte* p : idle_) cudaFreeHost(p);
 }
 
@@ -20,6 +23,7 @@ std::shared_ptr<std::byte[]> PinnedPool::take() {
       p = idle_.back();
       idle_.pop_back();
     } else if (allocated_ < cap_) {
+      DeviceSetupLock setup(device_setup_mutex());
       void* fresh = nullptr;
       if (cudaHostAlloc(&fresh, bytes_, cudaHostAllocDefault) != cudaSuccess) {
         cudaGetLastError();  // clear it: the run goes on through the staging buffer

@@ -7,6 +7,7 @@
 
 #include <iostream>
 
+#include "api/f64_default.h"
 #include "backends/cpu/cpu_test_util.h"
 #include "diff/metrics.h"
 #include "support/graph_check.h"
@@ -63,6 +64,7 @@ TEST(CpuF64Accumulate, APiperVoiceDefaultsToItsTextEncoder) {
   voice.values[static_cast<size_t>(voice.inputs[1])].dtype = DType::Int64;
   ASSERT_TRUE(voices::is_piper_voice(voice)) << "the stand-in should look like a voice";
   EXPECT_EQ(default_f64_accumulate(voice), std::vector<std::string>{"/enc_p/"});
+  EXPECT_EQ(default_f64_accumulate_for(voice, "cuda"), (std::vector<std::string>{"/enc_p/", "/flow/"})) << "cuda: its flows too";
   Options none;
   none.f64_accumulate = std::vector<std::string>{};
   EXPECT_TRUE(resolve_f64_accumulate(voice, none).empty()) << "an explicit empty list turns it off";
