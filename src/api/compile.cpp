@@ -1,3 +1,6 @@
+#include <cstdlib>
+#include <string>
+
 #include "api/f64_default.h"
 #include "dynamic/executable.h"
 #include "ir/graph.h"
@@ -19,6 +22,28 @@ ir::Graph prepare(const Model& model, const Options& options) {
   passes::run_pipeline(graph, pipeline);
   return graph;
 }
+
+namespace {
+
+// How many specialised segments the run-time shape stage keeps (a voice takes 8 a length). 64
+// held 8 lengths, so a GPU corpus of many lengths compiled every call (bench/RESULTS.md,
+// 2026-12-06): cuda keeps 512 (64 lengths), its arenas still bounded by max_bytes; the cpu keeps
+// 64. LOCKSTEP_SHAPE_CACHE_SEGMENTS=N overrides both (to measure what a size costs and buys).
+dynamic::CacheLimits segment_cache_limits(std::string_view backend) {
+  dynamic::CacheLimits limits;
+  if (backend == "cuda") limits.max_entries = 512;
+  if (const char* env = std::getenv("LOCKSTEP_SHAPE_CACHE_SEGMENTS"); env && *env) {
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    if (*end != '\0' || n < 1 || n > (1 << 20))
+      throw Error(ErrorCode::InvalidArgument,
+                  "LOCKSTEP_SHAPE_CACHE_SEGMENTS must be a whole number in [1, 1048576], got '" + std::string(env) + "'");
+    limits.max_entries = static_cast<int>(n);
+  }
+  return limits;
+}
+
+}  // namespace
 
 std::vector<std::string> default_f64_accumulate(const ir::Graph& graph) { return default_f64_accumulate_for(graph, "cpu"); }
 
@@ -62,12 +87,7 @@ std::unique_ptr<Executable> compile(const Model& model, std::string_view backend
   if (!backend->available(&why)) throw Error(ErrorCode::DeviceUnavailable, backend->name() + ": " + why);
   // Sizes known only at run time: the run-time shape stage specialises and compiles per call.
   if (dynamic::needs_run_time_shapes(model.graph(), options)) {
-    dynamic::CacheLimits limits;
-    // A voice takes 8 segments a length: 64 entries hold 8 lengths, so a GPU corpus of many lengths
-    // compiled every call (bench/RESULTS.md, 2026-12-06). cuda keeps 64 lengths, its arenas still
-    // bounded by max_bytes; the cpu keeps 8 (its segments hold more host memory each).
-    if (backend->name() == "cuda") limits.max_entries = 512;
-    return dynamic::compile_dynamic(model.graph(), *backend, options, limits);
+    return dynamic::compile_dynamic(model.graph(), *backend, options, segment_cache_limits(backend->name()));
   }
   ir::Graph graph = prepare(model, options);
   for (const auto& node : graph.nodes)

@@ -161,6 +161,30 @@ TEST(RunTimeShapes, CacheIsBounded) {
   EXPECT_EQ(stats->evictions, 5);  // 8 segments compiled, 3 kept
 }
 
+// LOCKSTEP_SHAPE_CACHE_SEGMENTS sets the bound through compile() (a measurement knob); a value
+// that is not a count is refused, naming it.
+TEST(RunTimeShapes, CacheBoundFromTheEnvironment) {
+  Options options;
+  options.threads = 1;
+  const Model model = Model::from_graph(symbolic_and_value_sized());
+  setenv("LOCKSTEP_SHAPE_CACHE_SEGMENTS", "3", 1);
+  std::unique_ptr<Executable> exe = compile(model, "cpu", options);
+  for (int64_t frames : {8, 9, 10, 11}) exe->run(inputs_for(frames, 3));
+  EXPECT_EQ(dynamic::stats(*exe)->cached_entries, 3);
+  setenv("LOCKSTEP_SHAPE_CACHE_SEGMENTS", "lots", 1);
+  try {
+    compile(model, "cpu", options);
+    ADD_FAILURE() << "a cache size of 'lots' was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("'lots'"), std::string::npos) << e.what();
+  }
+  unsetenv("LOCKSTEP_SHAPE_CACHE_SEGMENTS");
+  exe = compile(model, "cpu", options);
+  for (int64_t frames : {8, 9, 10, 11}) exe->run(inputs_for(frames, 3));
+  EXPECT_EQ(dynamic::stats(*exe)->cached_entries, 8) << "the cpu's default keeps all 8";
+}
+
 // The cached cpu segments take turns in one host scratch: resident arena memory is the largest
 // segment's, not the sum over the cache, and every call still matches the reference.
 TEST(RunTimeShapes, CpuSegmentsShareOneScratch) {
