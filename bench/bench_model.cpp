@@ -64,6 +64,13 @@ nlohmann::json run_churn(lockstep::Executable& exe, const std::vector<lockstep::
   return j;
 }
 
+// The process's peak resident memory so far (Linux reports it in KiB).
+double peak_rss_mb() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
 // Rows [first, first + count) of a tensor whose first dimension is the batch, each cut to
 // `width` elements of its second dimension when width >= 0.
 lockstep::Tensor rows_of(const lockstep::Tensor& t, int64_t first, int64_t count, int64_t width = -1) {
@@ -207,9 +214,7 @@ int main(int argc, char** argv) {
       nlohmann::json row = run_ragged(model, backend, options, inputs, lanes, batch_size, runs, warmup, seed);
       row["model"] = model_path;
       row["backend"] = backend;
-      struct rusage usage {};
-      getrusage(RUSAGE_SELF, &usage);
-      row["peak_rss_mb"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
+      row["peak_rss_mb"] = peak_rss_mb();
       std::cout << row.dump() << std::endl;
       return 0;
     }
@@ -247,9 +252,7 @@ int main(int argc, char** argv) {
                           {"threads", threads},    {"runs", runs}, {"precision", precision},
                           {"median_ms", times[times.size() / 2]}, {"min_ms", times.front()},
                           {"compile_ms", compile_ms}, {"first_run_ms", first_run_ms}};
-    struct rusage usage {};
-    getrusage(RUSAGE_SELF, &usage);
-    row["peak_rss_mb"] = static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux: KiB
+    row["peak_rss_mb"] = peak_rss_mb();
     row["output_shape"] = outputs.at(0).shape();
     if (stage) {  // the run-time shape stage: what the first call spent specialising and compiling
       row["first_run_compile_ms"] = first_run_compile_ms;

@@ -10,29 +10,21 @@ Prints JSON rows, then a markdown table.
 Usage: batch_gpu.py --bin DIR (lockstep_bench) --piper-src DIR (holds piper/train/vits) --work DIR
 Environment: ROWS (64), BATCHES (1,8,32,64), LANES (1,2,4), RUNS (5), COMPILE (1), COMPILE_BUDGET_S
 (240: torch.compile's warm-ups stop being started past it)."""
-import argparse, json, os, subprocess, sys, time
+import json, os, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_piper_gpu import build_medium, export_onnx, log, wrap  # noqa: E402
+from bench_piper_gpu import build_medium, export_onnx, log, strict_fp32_args, wall_ms, wrap  # noqa: E402
 
 SCALES = (0.667, 1.0, 0.8)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--piper-src", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    sys.path.insert(0, a.piper_src)
+    a = strict_fp32_args()
     import numpy as np, torch
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
     n_rows, runs = int(os.environ.get("ROWS", "64")), int(os.environ.get("RUNS", "5"))
     batches = [int(b) for b in os.environ.get("BATCHES", "1,8,32,64").split(",")]
     lanes = [int(x) for x in os.environ.get("LANES", "1,2,4").split(",")]
-    os.makedirs(a.work, exist_ok=True)
     rng = np.random.default_rng(11)
     lengths = rng.integers(20, 201, size=n_rows)
     ids = np.zeros((n_rows, int(lengths.max())), np.int64)
@@ -53,13 +45,11 @@ def main():
         return out
 
     def pass_ms(model, feeds):
-        torch.cuda.synchronize()
-        t = time.perf_counter()
-        with torch.no_grad():
-            for x, n in feeds:
-                model(x, n, scales)
-        torch.cuda.synchronize()
-        return (time.perf_counter() - t) * 1e3
+        def one_pass():
+            with torch.no_grad():
+                for x, n in feeds:
+                    model(x, n, scales)
+        return wall_ms(one_pass)
 
     def timed(model, feeds):
         pass_ms(model, feeds)  # warm: every shape met once

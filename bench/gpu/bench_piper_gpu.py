@@ -108,19 +108,27 @@ def wall_ms(fn):
     return (time.perf_counter() - t) * 1e3
 
 
-def main():
+def strict_fp32_args():
+    """--bin, --piper-src and --work parsed, Piper's model code importable, the work folder made,
+    and torch held to strict float32 (TF32 off): what every Piper GPU benchmark starts with."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--piper-src", required=True)
     ap.add_argument("--work", required=True)
     a = ap.parse_args()
     sys.path.insert(0, a.piper_src)
-    import numpy as np, torch
+    import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+    os.makedirs(a.work, exist_ok=True)
+    return a
+
+
+def main():
+    a = strict_fp32_args()
+    import numpy as np, torch
     runs = int(os.environ.get("RUNS", "20"))
     targets = [float(s) for s in os.environ.get("SECONDS", "1,4,12").split(",")]
-    os.makedirs(a.work, exist_ok=True)
     voice = wrap(build_medium()).cuda()
     rng = np.random.default_rng(5)
     pool = rng.integers(1, 256, size=(1, 600)).astype(np.int64)

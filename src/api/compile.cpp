@@ -86,9 +86,8 @@ std::unique_ptr<Executable> compile(const Model& model, std::string_view backend
   std::string why;
   if (!backend->available(&why)) throw Error(ErrorCode::DeviceUnavailable, backend->name() + ": " + why);
   // Sizes known only at run time: the run-time shape stage specialises and compiles per call.
-  if (dynamic::needs_run_time_shapes(model.graph(), options)) {
+  if (dynamic::needs_run_time_shapes(model.graph(), options))
     return dynamic::compile_dynamic(model.graph(), *backend, options, segment_cache_limits(backend->name()));
-  }
   ir::Graph graph = prepare(model, options);
   for (const auto& node : graph.nodes)
     if (auto reason = backend->unsupported_reason(graph, node))

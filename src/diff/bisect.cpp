@@ -74,6 +74,12 @@ struct Bisector::State {
     if (auto it = f64_by_backend.find(backend.name()); it != f64_by_backend.end()) o.f64_accumulate = it->second;
     return o;
   }
+  // Every run of every side draws its random ops from the configured seed.
+  RunOptions run_options() const {
+    RunOptions run;
+    run.seed = config.seed;
+    return run;
+  }
 
   int kernel(const ir::Node& node) const {
     auto it = kernel_of.find(node.name);
@@ -92,7 +98,6 @@ Bisector::Bisector(const Model& model, std::vector<Tensor> inputs, BisectConfig 
   // backend: each side compiles with the prefixes it would have in `lockstep run`.
   for (const Backend* b : all_backends())
     s.f64_by_backend[b->name()] = resolve_f64_accumulate_for(model.graph(), s.config.options, b->name());
-  s.config.options.f64_accumulate = s.f64_by_backend["cpu"];
   const Backend& ref_backend = require_backend(s.config.ref);
   const Backend& calib_backend = require_backend(kCalibrationBackend);
   const Backend& f64_backend = require_backend("reference");
@@ -111,8 +116,7 @@ Bisector::Bisector(const Model& model, std::vector<Tensor> inputs, BisectConfig 
   for (size_t i = 0; i < g.inputs.size(); ++i) f64[static_cast<size_t>(g.inputs[i])] = s.inputs[i];
   {
     auto exe = compile_checked(f64_backend, g, s.options_for(f64_backend));
-    RunOptions run;
-    run.seed = s.config.seed;
+    RunOptions run = s.run_options();
     run.tap = [&](const ir::Node& node, int o, const Tensor& value) {
       f64[static_cast<size_t>(node.outputs[static_cast<size_t>(o)])] = value.clone();
     };
@@ -123,8 +127,7 @@ Bisector::Bisector(const Model& model, std::vector<Tensor> inputs, BisectConfig 
   s.noise.assign(g.nodes.size(), 0.0);
   {
     auto exe = compile_checked(calib_backend, g, s.options_for(calib_backend));
-    RunOptions run;
-    run.seed = s.config.seed;
+    RunOptions run = s.run_options();
     run.tap = [&](const ir::Node& node, int o, const Tensor& value) {
       const Tensor& ref = f64[static_cast<size_t>(node.outputs[static_cast<size_t>(o)])];
       if (!ref.defined()) return;
@@ -156,8 +159,7 @@ Bisector::Bisector(const Model& model, std::vector<Tensor> inputs, BisectConfig 
     s.ref_values.assign(g.values.size(), Tensor());
     for (size_t i = 0; i < g.inputs.size(); ++i) s.ref_values[static_cast<size_t>(g.inputs[i])] = s.inputs[i];
     auto exe = compile_checked(ref_backend, g, s.options_for(ref_backend));
-    RunOptions run;
-    run.seed = s.config.seed;
+    RunOptions run = s.run_options();
     run.tap = [&](const ir::Node& node, int o, const Tensor& value) {
       s.ref_values[static_cast<size_t>(node.outputs[static_cast<size_t>(o)])] = value.clone();
     };
@@ -222,8 +224,7 @@ double Bisector::local_error(const std::string& test, int node, const FaultSpec*
   Options options = s.options_for(backend);
   options.observe.clear();
   auto exe = compile_checked(backend, one, options);
-  RunOptions run;
-  run.seed = s.config.seed;
+  RunOptions run = s.run_options();
   if (fault) run.fault_for_testing = make_fault(*fault);
   std::vector<Tensor> outs = exe->run(feeds, run);
   double worst = 0;
@@ -267,8 +268,7 @@ BisectReport Bisector::run(const std::string& test, const FaultSpec* fault, std:
 
   auto& exe = s.compiled[backend.name()];
   if (!exe) exe = compile_checked(backend, g, s.options_for(backend));
-  RunOptions run;
-  run.seed = s.config.seed;
+  RunOptions run = s.run_options();
   if (fault) run.fault_for_testing = make_fault(*fault);
   run.tap = [&](const ir::Node& node, int o, const Tensor& value) {
     const Tensor& ref = s.ref_values[static_cast<size_t>(node.outputs[static_cast<size_t>(o)])];

@@ -36,7 +36,8 @@ Handles acquire_handles(cudaStream_t stream) {
       pool().idle.pop_back();
     }
   }
-  DeviceSetupLock setup(device_setup_mutex());  // creating handles allocates
+  std::unique_lock<std::recursive_mutex> setup(device_setup_mutex(), std::defer_lock);
+  if (!h.cublas || !h.cudnn) setup.lock();  // creating handles allocates; a pooled pair does not
   try {
     if (!h.cublas) check_cublas(cublasCreate(&h.cublas), "create handle");
     if (!h.cudnn) check_cudnn(cudnnCreate(&h.cudnn), "create handle");
