@@ -8,8 +8,9 @@ default scales (0.667, 1, 0.8), strict float32 everywhere (TF32 off in torch). C
 the wall time of one pass over every row, warm (every shape met once), median of RUNS passes.
 Prints JSON rows, then a markdown table.
 Usage: batch_gpu.py --bin DIR (lockstep_bench) --piper-src DIR (holds piper/train/vits) --work DIR
-Environment: ROWS (64), BATCHES (1,8,32,64), LANES (1,2,4), RUNS (5), COMPILE (1), COMPILE_BUDGET_S
-(240: torch.compile's warm-ups stop being started past it)."""
+Environment: ROWS (64), BATCHES (1,8,32,64), LANES (1,2,4), RUNS (5), WARMUP (1: lockstep's untimed passes
+after the first), EAGER (1), COMPILE (1), COMPILE_BUDGET_S (240: torch.compile's warm-ups stop being started
+past it)."""
 import json, os, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -56,7 +57,7 @@ def main():
         return sorted(pass_ms(model, feeds) for _ in range(runs))[runs // 2]
 
     results = {}
-    for b in batches:
+    for b in batches if os.environ.get("EAGER", "1") == "1" else []:
         feeds = chunks(b)
         ms = timed(voice, feeds)
         results[(b, "eager")] = n_rows * 1e3 / ms
@@ -87,7 +88,7 @@ def main():
     for b in batches:
         for lane_count in lanes:
             cmd = [os.path.join(a.bin, "lockstep_bench"), onnx_path, "--backend", "cuda", "--ragged", "--batch-size", str(b),
-                   "--lanes", str(lane_count), "--runs", str(runs), "--warmup", "1", "--seed", "7", "--inputs", *files]
+                   "--lanes", str(lane_count), "--runs", str(runs), "--warmup", os.environ.get("WARMUP", "1"), "--seed", "7", "--inputs", *files]
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
             if p.returncode:
                 log(json.dumps(dict(batch=b, lanes=lane_count, peer="lockstep", error=p.stderr[-300:])))
@@ -96,7 +97,7 @@ def main():
             results[(b, f"lockstep{lane_count}")] = r["clips_per_s"]
             log(json.dumps(dict(batch=b, peer="lockstep", **{k: r[k] for k in (
                 "lanes", "first_pass_ms", "median_ms", "clips_per_s", "audio_s", "rows_same_bits_as_batch1", "rows_failed", "first_error",
-                "peak_rss_mb")})))
+                "timed_segments_compiled", "peak_rss_mb")})))
     head = ["batch", "torch eager clips/s", "torch.compile clips/s"] + [f"lockstep {l} lane(s)" for l in lanes] + \
         ["best lockstep / eager", "best lockstep / torch.compile"]
     log("| " + " | ".join(head) + " |\n|" + "---|" * len(head))

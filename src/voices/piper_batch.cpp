@@ -1,12 +1,12 @@
 #include "voices/piper_batch.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <numeric>
 #include <thread>
 
 #include "backends/cpu/parallel.h"
+#include "dynamic/executable.h"
 #include "voices/piper.h"
 
 namespace lockstep::voices {
@@ -14,6 +14,9 @@ namespace lockstep::voices {
 namespace {
 
 Error bad_batch(const std::string& why) { return Error(ErrorCode::InvalidArgument, "batch: " + why); }
+
+// More phoneme counts than a voice takes in practice: past it the lane map starts afresh.
+constexpr size_t kMaxLengths = 4096;
 
 // Row `row` of a tensor whose first dimension is the batch, as a tensor of batch 1 (`keep`
 // elements of the row when given: the phonemes before the padding).
@@ -105,6 +108,32 @@ Executable& PiperBatcher::lane(int i) {
   return *slot;
 }
 
+size_t pick_row(const std::vector<int64_t>& lengths, const std::vector<char>& taken,
+                const std::unordered_map<int64_t, std::vector<char>>& ran_on, int lane) {
+  size_t fresh = lengths.size(), last = lengths.size();
+  for (size_t k = 0; k < lengths.size(); ++k) {
+    if (taken[k]) continue;
+    last = k;
+    auto it = ran_on.find(lengths[k]);
+    if (it == ran_on.end()) {
+      if (fresh == lengths.size()) fresh = k;
+    } else if (static_cast<size_t>(lane) < it->second.size() && it->second[static_cast<size_t>(lane)]) {
+      return k;
+    }
+  }
+  return fresh < lengths.size() ? fresh : last;
+}
+
+int64_t PiperBatcher::segments_compiled() const {
+  int64_t total = 0;
+  for (const auto& exe : compiled_)
+    if (exe)
+      if (const dynamic::Stats* s = dynamic::stats(*exe)) total += s->segments_compiled;
+  if (whole_)
+    if (const dynamic::Stats* s = dynamic::stats(*whole_)) total += s->segments_compiled;
+  return total;
+}
+
 std::vector<BatchResult> PiperBatcher::run(const std::vector<Tensor>& inputs, const std::vector<uint64_t>& seeds) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<std::string> row_errors;
@@ -129,11 +158,27 @@ std::vector<BatchResult> PiperBatcher::run(const std::vector<Tensor>& inputs, co
   // share out, and a failure to compile is the whole batch's error).
   if (!alone)
     for (int i = 0; i < used; ++i) lane(i);
-  std::atomic<size_t> next{0};
+  // Which row a free lane takes next (see the header): `order` is longest first.
+  if (ran_on_.size() > kMaxLengths) ran_on_.clear();
+  std::mutex pick;
+  std::vector<char> taken(order.size(), 0);
+  std::vector<int64_t> lengths;
+  for (int64_t b : order) lengths.push_back(length(b));
+  auto next_row = [&](int i) -> int64_t {
+    std::lock_guard<std::mutex> guard(pick);
+    const size_t k = pick_row(lengths, taken, ran_on_, i);
+    if (k == order.size()) return -1;
+    taken[k] = 1;
+    if (!alone) {  // the one-utterance executable is not a lane's
+      std::vector<char>& lanes = ran_on_[lengths[k]];
+      lanes.resize(static_cast<size_t>(lanes_), 0);
+      lanes[static_cast<size_t>(i)] = 1;
+    }
+    return order[k];
+  };
   auto work = [&](int i) {
     Executable& exe = alone ? *whole_ : *compiled_[static_cast<size_t>(i)];
-    for (size_t k; (k = next.fetch_add(1)) < order.size();) {
-      const int64_t b = order[k];
+    for (int64_t b; (b = next_row(i)) >= 0;) {
       BatchResult& r = results[static_cast<size_t>(b)];
       RunOptions run;
       run.seed = seeds.empty() ? 0 : seeds[seeds.size() == 1 ? 0 : static_cast<size_t>(b)];

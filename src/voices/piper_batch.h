@@ -12,13 +12,19 @@
 // bits do not depend on the thread count, so a lane gives the batch-1 bits. Run-time shapes are
 // specialised per utterance length, exactly as at batch 1 (no length buckets: a bucket would pad).
 // cuda and vulkan default to one lane (the utterances in turn on the device); cuda runs more when
-// asked, right but slower on an H100 (docs/piper.md "Batches").
+// asked (docs/piper.md "Batches").
+//
+// Each lane specialises its own segments, so a free lane takes, longest first, an utterance of a
+// length it has run before (its segment cache holds it), else one of a length no lane has run,
+// else the shortest one left (it compiles that length too: a lane never idles while rows wait).
+// Without this, a batch run again met most of its lengths on a lane that had not compiled them.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "lockstep/lockstep.h"
@@ -40,6 +46,13 @@ struct BatchResult {
 std::vector<std::vector<Tensor>> split_batch(const ir::Graph& voice, const std::vector<Tensor>& inputs,
                                              std::vector<std::string>* row_errors);
 
+// Which row lane `lane` takes next: `lengths` are the rows' phoneme counts, longest first, and
+// `ran_on[length][lane]` is 1 when that lane has run the length. The first row not `taken` of a
+// length the lane has run, else the first of a length no lane has run, else the last (shortest)
+// row not taken; lengths.size() when every row is taken.
+size_t pick_row(const std::vector<int64_t>& lengths, const std::vector<char>& taken,
+                const std::unordered_map<int64_t, std::vector<char>>& ran_on, int lane);
+
 class PiperBatcher {
  public:
   // `lanes` 0: cpu and the reference take Options::threads (0: the CPUs this process may use),
@@ -52,6 +65,9 @@ class PiperBatcher {
   std::vector<BatchResult> run(const std::vector<Tensor>& inputs, const std::vector<uint64_t>& seeds);
 
   int lanes() const { return lanes_; }
+  // Segments the lanes (and the one-utterance executable) have compiled so far, summed (run-time
+  // shape misses; 0 for a model without run-time shapes).
+  int64_t segments_compiled() const;
 
  private:
   Executable& lane(int i);
@@ -65,6 +81,8 @@ class PiperBatcher {
   // A batch with one utterance to run: the voice at every thread, as its batch-1 call (compiled
   // when first needed; the same bits as a lane).
   std::unique_ptr<Executable> whole_;
+  // Per phoneme count, which lanes have run it (1 per lane); cleared past kMaxLengths entries.
+  std::unordered_map<int64_t, std::vector<char>> ran_on_;
 };
 
 }  // namespace lockstep::voices

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <random>
 #include <set>
+#include <unordered_map>
 
 #include "lockstep/lockstep.h"
 #include "support/voice.h"
@@ -123,6 +124,45 @@ TEST(PiperBatch, EveryUtteranceGetsItsBatchOneBitsOnTheReference) {
   voices::PiperBatcher batcher(voice, "reference", {}, 2);
   std::mt19937_64 rng(48);
   expect_batch_one_bits(*single, batcher, random_rows(rng, 3, 5, 24), "3 short rows, 2 lanes");
+}
+
+// A free lane takes a length it has run (its segments are cached), then one no lane has run, then
+// the shortest left; every row once.
+TEST(PiperBatch, ALaneTakesTheLengthsItHasRunFirst) {
+  const std::vector<int64_t> lengths = {90, 70, 50, 30};  // longest first, as PiperBatcher orders them
+  std::unordered_map<int64_t, std::vector<char>> ran_on = {{70, {0, 1}}, {30, {0, 1}}, {50, {1, 0}}};
+  std::vector<char> taken(4, 0);
+  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 1), 1u);  // 70: lane 1 has run it, before the new 90
+  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 0), 2u);  // 50: lane 0's own
+  taken[2] = 1;
+  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 0), 0u);  // no own row left: 90, which no lane has run
+  taken[0] = taken[1] = 1;
+  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 0), 3u);  // only lane 1's 30 left: taken rather than idling
+  taken[3] = 1;
+  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 0), 4u);  // none left
+  EXPECT_EQ(voices::pick_row(lengths, std::vector<char>(4, 0), {}, 3), 0u);  // nothing run yet: the longest
+}
+
+// A length meets the lane that compiled it: a batch run again compiles nothing, and a batch of one
+// known and one new length compiles only the new one's segments (taking the rows longest first
+// regardless of lanes, the first free lane took the known length and compiled it again).
+TEST(PiperBatch, ALengthRunsOnTheLaneThatCompiledIt) {
+  const std::string path = test::voice_path();
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no Piper voice at " << path;
+  Model voice = Model::load(path);
+  voices::PiperBatcher batcher(voice, "cpu", {}, 2);
+  std::mt19937_64 rng(50);
+  std::vector<Row> x = random_rows(rng, 1, 50, 50), y = random_rows(rng, 1, 35, 35), w = random_rows(rng, 1, 20, 20);
+  auto run = [&](std::vector<Row> rows) {
+    for (const voices::BatchResult& r : batcher.run(padded(rows), seeds_of(rows))) EXPECT_EQ(r.error, "");
+    return batcher.segments_compiled();
+  };
+  const int64_t two_lengths = run({x[0], y[0]});
+  ASSERT_GT(two_lengths, 0);
+  ASSERT_EQ(two_lengths % 2, 0) << "each new length compiles the same segments";
+  EXPECT_EQ(run({y[0], x[0]}), two_lengths) << "the same lengths again compiled segments";
+  EXPECT_EQ(run({y[0], w[0]}), two_lengths + two_lengths / 2) << "more than the new length's segments";
+  EXPECT_EQ(run({w[0], y[0]}), two_lengths + two_lengths / 2);
 }
 
 TEST(PiperBatch, ARowThatCannotRunIsItsOwnErrorAndAMalformedBatchIsRefused) {
