@@ -95,7 +95,7 @@ def main():
                 continue
             r = json.loads(p.stdout.strip().splitlines()[-1])
             results[(b, f"lockstep{lane_count}")] = r["clips_per_s"]
-            log(json.dumps(dict(batch=b, peer="lockstep", **{k: r[k] for k in (
+            log(json.dumps(dict(batch=b, peer="lockstep", **{k: r.get(k) for k in (
                 "lanes", "first_pass_ms", "median_ms", "clips_per_s", "audio_s", "rows_same_bits_as_batch1", "rows_failed", "first_error",
                 "timed_segments_compiled", "peak_rss_mb")})))
     head = ["batch", "torch eager clips/s", "torch.compile clips/s"] + [f"lockstep {l} lane(s)" for l in lanes] + \
