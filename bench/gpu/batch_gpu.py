@@ -25,7 +25,7 @@ def main():
     import numpy as np, torch
     n_rows, runs = int(os.environ.get("ROWS", "64")), int(os.environ.get("RUNS", "5"))
     batches = [int(b) for b in os.environ.get("BATCHES", "1,8,32,64").split(",")]
-    lanes = [int(x) for x in os.environ.get("LANES", "1,2,4").split(",")]
+    lanes = [int(x) for x in os.environ.get("LANES", "1,2,4").split(",") if x]
     rng = np.random.default_rng(11)
     lengths = rng.integers(20, 201, size=n_rows)
     ids = np.zeros((n_rows, int(lengths.max())), np.int64)

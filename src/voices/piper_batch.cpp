@@ -15,6 +15,8 @@ namespace {
 
 Error bad_batch(const std::string& why) { return Error(ErrorCode::InvalidArgument, "batch: " + why); }
 
+bool host_backend(const std::string& backend) { return backend == "cpu" || backend == "reference"; }
+
 // More phoneme counts than a voice takes in practice: past it the lane map starts afresh.
 constexpr size_t kMaxLengths = 4096;
 
@@ -94,7 +96,7 @@ PiperBatcher::PiperBatcher(const Model& voice, std::string_view backend, const O
     : voice_(voice), backend_(backend), options_(options), lane_options_(options) {
   if (!is_piper_voice(voice.graph())) throw bad_batch("the model is not a Piper voice (inputs input, input_lengths, scales)");
   if (lanes < 0) throw bad_batch("lanes must be >= 0, got " + std::to_string(lanes));
-  const bool host = backend_ == "cpu" || backend_ == "reference";
+  const bool host = host_backend(backend_);
   if (lanes == 0) lanes = host ? (options.threads > 0 ? options.threads : cpu::usable_cpus()) : 1;
   lanes_ = lanes;
   // A lane is one utterance on one thread; the lanes are the batch's parallelism.
@@ -109,19 +111,27 @@ Executable& PiperBatcher::lane(int i) {
 }
 
 size_t pick_row(const std::vector<int64_t>& lengths, const std::vector<char>& taken,
-                const std::unordered_map<int64_t, std::vector<char>>& ran_on, int lane) {
-  size_t fresh = lengths.size(), last = lengths.size();
+                const std::unordered_map<int64_t, std::vector<char>>& ran_on, int lane, int lanes, int steal_after) {
+  const size_t none = lengths.size();
+  size_t fresh = none;
+  std::vector<int> queued(static_cast<size_t>(lanes), 0);  // rows left that each other lane has run
+  std::vector<size_t> shortest(static_cast<size_t>(lanes), none);
   for (size_t k = 0; k < lengths.size(); ++k) {
     if (taken[k]) continue;
-    last = k;
     auto it = ran_on.find(lengths[k]);
-    if (it == ran_on.end()) {
-      if (fresh == lengths.size()) fresh = k;
-    } else if (static_cast<size_t>(lane) < it->second.size() && it->second[static_cast<size_t>(lane)]) {
-      return k;
+    bool owned = false;
+    for (int j = 0; it != ran_on.end() && j < lanes && j < static_cast<int>(it->second.size()); ++j) {
+      if (!it->second[static_cast<size_t>(j)]) continue;
+      if (j == lane) return k;
+      owned = true;
+      ++queued[static_cast<size_t>(j)];
+      shortest[static_cast<size_t>(j)] = k;
     }
+    if (!owned && fresh == none) fresh = k;  // no lane of this batch has run it
   }
-  return fresh < lengths.size() ? fresh : last;
+  if (fresh != none) return fresh;
+  const auto busiest = std::max_element(queued.begin(), queued.end()) - queued.begin();
+  return queued[static_cast<size_t>(busiest)] > steal_after ? shortest[static_cast<size_t>(busiest)] : none;
 }
 
 int64_t PiperBatcher::segments_compiled() const {
@@ -164,9 +174,12 @@ std::vector<BatchResult> PiperBatcher::run(const std::vector<Tensor>& inputs, co
   std::vector<char> taken(order.size(), 0);
   std::vector<int64_t> lengths;
   for (int64_t b : order) lengths.push_back(length(b));
+  // A new length costs a host backend's lane a fraction of a call, a GPU's ~5 calls (bench/RESULTS.md):
+  // a lane compiles another lane's length only when that lane has more than this many rows waiting.
+  const int steal_after = host_backend(backend_) ? 1 : 4;
   auto next_row = [&](int i) -> int64_t {
     std::lock_guard<std::mutex> guard(pick);
-    const size_t k = pick_row(lengths, taken, ran_on_, i);
+    const size_t k = pick_row(lengths, taken, ran_on_, i, used, steal_after);
     if (k == order.size()) return -1;
     taken[k] = 1;
     if (!alone) {  // the one-utterance executable is not a lane's

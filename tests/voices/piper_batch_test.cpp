@@ -127,20 +127,25 @@ TEST(PiperBatch, EveryUtteranceGetsItsBatchOneBitsOnTheReference) {
 }
 
 // A free lane takes a length it has run (its segments are cached), then one no lane has run, then
-// the shortest left; every row once.
+// another lane's when that lane has more than `steal_after` rows waiting; every row once.
 TEST(PiperBatch, ALaneTakesTheLengthsItHasRunFirst) {
-  const std::vector<int64_t> lengths = {90, 70, 50, 30};  // longest first, as PiperBatcher orders them
-  std::unordered_map<int64_t, std::vector<char>> ran_on = {{70, {0, 1}}, {30, {0, 1}}, {50, {1, 0}}};
-  std::vector<char> taken(4, 0);
-  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 1), 1u);  // 70: lane 1 has run it, before the new 90
-  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 0), 2u);  // 50: lane 0's own
+  const std::vector<int64_t> lengths = {90, 70, 50, 30, 20};  // longest first, as PiperBatcher orders them
+  std::unordered_map<int64_t, std::vector<char>> ran_on = {{70, {0, 1}}, {30, {0, 1}}, {50, {1, 0}}, {20, {0, 0, 1}}};
+  std::vector<char> taken(5, 0);
+  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 1, 2, 1), 1u);  // 70: lane 1 has run it, before the new 90
+  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 0, 2, 1), 2u);  // 50: lane 0's own
   taken[2] = 1;
-  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 0), 0u);  // no own row left: 90, which no lane has run
-  taken[0] = taken[1] = 1;
-  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 0), 3u);  // only lane 1's 30 left: taken rather than idling
-  taken[3] = 1;
-  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 0), 4u);  // none left
-  EXPECT_EQ(voices::pick_row(lengths, std::vector<char>(4, 0), {}, 3), 0u);  // nothing run yet: the longest
+  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 0, 2, 1), 0u);  // no own row left: 90, which no lane has run
+  taken[0] = 1;
+  // 20 was run by lane 2, which this batch of 2 lanes does not use: a row no lane here has run.
+  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 0, 2, 1), 4u);
+  taken[4] = 1;
+  // 70 and 30 wait for lane 1: 2 rows, more than 1, so lane 0 takes the shorter; not over 2.
+  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 0, 2, 1), 3u);
+  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 0, 2, 2), 5u);
+  taken[1] = taken[3] = 1;
+  EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 1, 2, 1), 5u);  // none left
+  EXPECT_EQ(voices::pick_row(lengths, std::vector<char>(5, 0), {}, 3, 4, 1), 0u);  // nothing run yet: the longest
 }
 
 // A length meets the lane that compiled it: a batch run again compiles nothing, and a batch of one
