@@ -1,6 +1,8 @@
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
+#include "api/compile_lane.h"
 #include "api/f64_default.h"
 #include "dynamic/executable.h"
 #include "ir/graph.h"
@@ -29,9 +31,10 @@ namespace {
 // held 8 lengths, so a GPU corpus of many lengths compiled every call (bench/RESULTS.md,
 // 2026-12-06): cuda keeps 512 (64 lengths), its arenas still bounded by max_bytes; the cpu keeps
 // 64. LOCKSTEP_SHAPE_CACHE_SEGMENTS=N overrides both (to measure what a size costs and buys).
-dynamic::CacheLimits segment_cache_limits(std::string_view backend) {
+dynamic::CacheLimits segment_cache_limits(std::string_view backend, int lanes = 1) {
   dynamic::CacheLimits limits;
   if (backend == "cuda") limits.max_entries = 512;
+  limits.max_bytes = std::max(int64_t{1} << 30, limits.max_bytes / std::max(1, lanes));
   if (const char* env = std::getenv("LOCKSTEP_SHAPE_CACHE_SEGMENTS"); env && *env) {
     char* end = nullptr;
     const long n = std::strtol(env, &end, 10);
@@ -76,6 +79,10 @@ std::optional<std::vector<std::string>> f64_accumulate_from_flag(const std::vect
 }
 
 std::unique_ptr<Executable> compile(const Model& model, std::string_view backend_name, const Options& given) {
+  return compile_lane(model, backend_name, given, 1);
+}
+
+std::unique_ptr<Executable> compile_lane(const Model& model, std::string_view backend_name, const Options& given, int lanes) {
   // Resolved here, on the whole model: the run-time shape stage's segments no longer look like a voice.
   Options options = given;
   options.f64_accumulate = resolve_f64_accumulate_for(model.graph(), given, backend_name);
@@ -87,7 +94,7 @@ std::unique_ptr<Executable> compile(const Model& model, std::string_view backend
   if (!backend->available(&why)) throw Error(ErrorCode::DeviceUnavailable, backend->name() + ": " + why);
   // Sizes known only at run time: the run-time shape stage specialises and compiles per call.
   if (dynamic::needs_run_time_shapes(model.graph(), options))
-    return dynamic::compile_dynamic(model.graph(), *backend, options, segment_cache_limits(backend->name()));
+    return dynamic::compile_dynamic(model.graph(), *backend, options, segment_cache_limits(backend->name(), lanes));
   ir::Graph graph = prepare(model, options);
   for (const auto& node : graph.nodes)
     if (auto reason = backend->unsupported_reason(graph, node))

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <thread>
 
+#include "api/compile_lane.h"
 #include "backends/cpu/parallel.h"
 #include "dynamic/executable.h"
 #include "voices/piper.h"
@@ -97,7 +98,11 @@ PiperBatcher::PiperBatcher(const Model& voice, std::string_view backend, const O
   if (!is_piper_voice(voice.graph())) throw bad_batch("the model is not a Piper voice (inputs input, input_lengths, scales)");
   if (lanes < 0) throw bad_batch("lanes must be >= 0, got " + std::to_string(lanes));
   const bool host = host_backend(backend_);
-  if (lanes == 0) lanes = host ? (options.threads > 0 ? options.threads : cpu::usable_cpus()) : 1;
+  // cuda: 4 lanes took Piper medium from 150 to 383-391 clips/s on an H100, 8 to 467-524 with
+  // more of the host (bench/RESULTS.md, 2026-12-06); vulkan's lanes are unmeasured.
+  if (lanes == 0)
+    lanes = host ? (options.threads > 0 ? options.threads : cpu::usable_cpus())
+                 : backend_ == "cuda" ? std::min(4, std::max(1, cpu::usable_cpus())) : 1;
   lanes_ = lanes;
   // A lane is one utterance on one thread; the lanes are the batch's parallelism.
   if (host && lanes_ > 1) lane_options_.threads = 1;
@@ -106,7 +111,7 @@ PiperBatcher::PiperBatcher(const Model& voice, std::string_view backend, const O
 
 Executable& PiperBatcher::lane(int i) {
   auto& slot = compiled_[static_cast<size_t>(i)];
-  if (!slot) slot = compile(voice_, backend_, lane_options_);
+  if (!slot) slot = compile_lane(voice_, backend_, lane_options_, lanes_);
   return *slot;
 }
 

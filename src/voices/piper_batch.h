@@ -11,8 +11,8 @@
 // utterance instead of every core on each in turn, with no barrier between them. The cpu kernels'
 // bits do not depend on the thread count, so a lane gives the batch-1 bits. Run-time shapes are
 // specialised per utterance length, exactly as at batch 1 (no length buckets: a bucket would pad).
-// cuda and vulkan default to one lane (the utterances in turn on the device); cuda runs more when
-// asked (docs/piper.md "Batches").
+// cuda defaults to 4 lanes (each an executable with its own stream: the host work of one utterance
+// overlaps the device work of others), vulkan to one (docs/piper.md "Batches").
 //
 // Each lane specialises its own segments, so a free lane takes, longest first, an utterance of a
 // length it has run before (its segment cache holds it), else one of a length no lane has run,
@@ -58,7 +58,7 @@ size_t pick_row(const std::vector<int64_t>& lengths, const std::vector<char>& ta
 class PiperBatcher {
  public:
   // `lanes` 0: cpu and the reference take Options::threads (0: the CPUs this process may use),
-  // cuda and vulkan 1. Lanes are compiled when a batch first needs them. Throws when the model is
+  // cuda 4 (at most the usable CPUs), vulkan 1. Lanes are compiled when a batch first needs them. Throws when the model is
   // not a Piper voice.
   PiperBatcher(const Model& voice, std::string_view backend, const Options& options, int lanes = 0);
 
