@@ -12,8 +12,10 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <algorithm>
 
 #include "backends/cpu/backend.h"
+#include "backends/cpu/parallel.h"
 #include "core/atomic_file.h"
 #include "core/hash.h"
 #include "core/npy.h"
@@ -254,9 +256,10 @@ TEST(CudaVoice, BatchLanesGiveEachRowItsBatchOneBits) {
   }
   const std::vector<Tensor> batch = {Tensor::from_vector<int64_t>({n, width}, ids), Tensor::from_vector<int64_t>({n}, lengths),
                                      Tensor::from_vector<float>({n, 3}, scales)};
-  for (int lanes : {1, 3}) {
+  for (int lanes : {1, 3, 0}) {  // 0: cuda's default, 4 lanes on a host of 4 CPUs or more
     voices::PiperBatcher batcher(model, "cuda", {}, lanes);
-    for (int round = 0; round < 2; ++round) {  // the second: every length cached in every lane
+    if (lanes == 0) EXPECT_EQ(batcher.lanes(), std::min(4, std::max(1, cpu::usable_cpus())));
+    for (int round = 0; round < 2; ++round) {  // the second: each length on a lane that has it cached
       const std::vector<voices::BatchResult> got = batcher.run(batch, seeds);
       for (int64_t b = 0; b < n; ++b) {
         const std::string at = std::to_string(lanes) + " lanes, round " + std::to_string(round) + ", row " + std::to_string(b);
