@@ -71,21 +71,6 @@ double peak_rss_mb() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
-// Rows [first, first + count) of a tensor whose first dimension is the batch, each cut to
-// `width` elements of its second dimension when width >= 0.
-lockstep::Tensor rows_of(const lockstep::Tensor& t, int64_t first, int64_t count, int64_t width = -1) {
-  lockstep::Shape shape = t.shape();
-  const int64_t row_width = shape.size() > 1 ? shape[1] : 1, inner = t.numel() / std::max<int64_t>(1, shape[0] * row_width);
-  shape[0] = count;
-  if (width >= 0) shape[1] = width;
-  lockstep::Tensor out(t.dtype(), shape);
-  const size_t esize = lockstep::dtype_size(t.dtype()), row_bytes = static_cast<size_t>(shape.size() > 1 ? shape[1] : 1) * inner * esize;
-  for (int64_t b = 0; b < count; ++b)
-    std::memcpy(static_cast<std::byte*>(out.raw()) + static_cast<size_t>(b) * row_bytes,
-                static_cast<const std::byte*>(t.raw()) + static_cast<size_t>((first + b) * row_width * inner) * esize, row_bytes);
-  return out;
-}
-
 // A Piper voice's padded batch as batches of `size` rows in order, each padded to its longest row.
 std::vector<std::vector<lockstep::Tensor>> chunks_of(const lockstep::ir::Graph& voice, const std::vector<lockstep::Tensor>& inputs,
                                                      int64_t size) {
@@ -101,7 +86,8 @@ std::vector<std::vector<lockstep::Tensor>> chunks_of(const lockstep::ir::Graph& 
     for (size_t i = 0; i < inputs.size(); ++i) {
       const lockstep::Tensor& t = inputs[i];
       const bool batched = t.rank() >= 1 && t.shape()[0] == n && !(voice.value(voice.inputs[i]).name == "scales" && t.rank() == 1);
-      chunk.push_back(static_cast<int>(i) == in ? rows_of(t, first, count, width) : batched ? rows_of(t, first, count) : t);
+      chunk.push_back(static_cast<int>(i) == in ? lockstep::voices::rows_of(t, first, count, width)
+                                                : batched ? lockstep::voices::rows_of(t, first, count) : t);
     }
     out.push_back(std::move(chunk));
   }

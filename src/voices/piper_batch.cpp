@@ -21,21 +21,20 @@ bool host_backend(const std::string& backend) { return backend == "cpu" || backe
 // More phoneme counts than a voice takes in practice: past it the lane map starts afresh.
 constexpr size_t kMaxLengths = 4096;
 
-// Row `row` of a tensor whose first dimension is the batch, as a tensor of batch 1 (`keep`
-// elements of the row when given: the phonemes before the padding).
-Tensor row_of(const Tensor& t, int64_t row, int64_t keep = -1) {
-  const int64_t per_row = t.shape().empty() || t.shape()[0] == 0 ? 0 : t.numel() / t.shape()[0];
+}  // namespace
+
+Tensor rows_of(const Tensor& t, int64_t first, int64_t count, int64_t width) {
   Shape shape = t.shape();
-  shape[0] = 1;
-  if (keep >= 0) shape[1] = keep;
+  const int64_t row_width = shape.size() > 1 ? shape[1] : 1, inner = t.numel() / std::max<int64_t>(1, shape[0] * row_width);
+  shape[0] = count;
+  if (width >= 0) shape[1] = width;
   Tensor out(t.dtype(), shape);
-  const size_t esize = dtype_size(t.dtype());
-  std::memcpy(out.raw(), static_cast<const std::byte*>(t.raw()) + static_cast<size_t>(row * per_row) * esize,
-              out.nbytes());
+  const size_t esize = dtype_size(t.dtype()), row_bytes = static_cast<size_t>(shape.size() > 1 ? shape[1] : 1) * inner * esize;
+  for (int64_t b = 0; b < count; ++b)
+    std::memcpy(static_cast<std::byte*>(out.raw()) + static_cast<size_t>(b) * row_bytes,
+                static_cast<const std::byte*>(t.raw()) + static_cast<size_t>((first + b) * row_width * inner) * esize, row_bytes);
   return out;
 }
-
-}  // namespace
 
 std::vector<std::vector<Tensor>> split_batch(const ir::Graph& voice, const std::vector<Tensor>& inputs,
                                              std::vector<std::string>* row_errors) {
@@ -82,11 +81,11 @@ std::vector<std::vector<Tensor>> split_batch(const ir::Graph& voice, const std::
     std::vector<Tensor>& row = rows[static_cast<size_t>(b)];
     row.resize(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (static_cast<int>(i) == in) row[i] = row_of(ids, b, keep);
+      if (static_cast<int>(i) == in) row[i] = rows_of(ids, b, 1, keep);
       else if (static_cast<int>(i) == len) row[i] = Tensor::from_vector<int64_t>({1}, {keep});
-      else if (static_cast<int>(i) == sc) row[i] = per_row_scales ? row_of(scales, b).reshaped({3}) : scales;
+      else if (static_cast<int>(i) == sc) row[i] = per_row_scales ? rows_of(scales, b, 1).reshaped({3}) : scales;
       else if (static_cast<int>(i) == sid || voice.value(voice.inputs[i]).name == "speaker_embedding")
-        row[i] = row_of(inputs[i], b);
+        row[i] = rows_of(inputs[i], b, 1);
       else row[i] = inputs[i];  // an input of no batch dimension: every row the same
     }
   }

@@ -39,6 +39,10 @@ struct BatchResult {
   std::string error;
 };
 
+// Rows [first, first + count) of a tensor whose first dimension is the batch, each cut to its first
+// `width` elements of the second dimension when width >= 0 (a row's phonemes before the padding).
+Tensor rows_of(const Tensor& t, int64_t first, int64_t count, int64_t width = -1);
+
 // A padded batch's rows as batch-1 calls, in the voice's input order: `input` [N, T] cut to
 // input_lengths[b]; `scales` [3] for every row or [N, 3] one per row; `sid` [N] and
 // `speaker_embedding` [N, channels] (voices::with_speaker_embedding_input) one per row.
