@@ -115,12 +115,13 @@ Executable& PiperBatcher::lane(int i) {
 }
 
 size_t pick_row(const std::vector<int64_t>& lengths, const std::vector<char>& taken,
-                const std::unordered_map<int64_t, std::vector<char>>& ran_on, int lane, int lanes, int steal_after) {
+                const std::unordered_map<int64_t, std::vector<char>>& ran_on, int lane, int lanes, int steal_after,
+                size_t from) {
   const size_t none = lengths.size();
   size_t fresh = none;
   std::vector<int> queued(static_cast<size_t>(lanes), 0);  // rows left that each other lane has run
   std::vector<size_t> shortest(static_cast<size_t>(lanes), none);
-  for (size_t k = 0; k < lengths.size(); ++k) {
+  for (size_t k = from; k < lengths.size(); ++k) {
     if (taken[k]) continue;
     auto it = ran_on.find(lengths[k]);
     bool owned = false;
@@ -181,9 +182,11 @@ std::vector<BatchResult> PiperBatcher::run(const std::vector<Tensor>& inputs, co
   // A new length costs a host backend's lane a fraction of a call, a GPU's ~5 calls (bench/RESULTS.md):
   // a lane compiles another lane's length only when that lane has more than this many rows waiting.
   const int steal_after = host_backend(backend_) ? 1 : 4;
+  size_t first = 0;  // rows before it are all taken (they go roughly in order): not scanned again
   auto next_row = [&](int i) -> int64_t {
     std::lock_guard<std::mutex> guard(pick);
-    const size_t k = pick_row(lengths, taken, ran_on_, i, used, steal_after);
+    while (first < taken.size() && taken[first]) ++first;
+    const size_t k = pick_row(lengths, taken, ran_on_, i, used, steal_after, first);
     if (k == order.size()) return -1;
     taken[k] = 1;
     if (!alone) {  // the one-utterance executable is not a lane's

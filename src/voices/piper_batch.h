@@ -56,8 +56,10 @@ std::vector<std::vector<Tensor>> split_batch(const ir::Graph& voice, const std::
 // that this lane has run, else the first that no lane of the batch has run, else the shortest row
 // of the lane with the most rows waiting for it when that is more than `steal_after`; else
 // lengths.size() (none: this lane is done, the rows left wait for the lanes that have run them).
+// Rows before `from` are taken (not looked at).
 size_t pick_row(const std::vector<int64_t>& lengths, const std::vector<char>& taken,
-                const std::unordered_map<int64_t, std::vector<char>>& ran_on, int lane, int lanes, int steal_after);
+                const std::unordered_map<int64_t, std::vector<char>>& ran_on, int lane, int lanes, int steal_after,
+                size_t from = 0);
 
 class PiperBatcher {
  public:
