@@ -25,6 +25,10 @@ constexpr size_t kMaxLengths = 4096;
 
 Tensor rows_of(const Tensor& t, int64_t first, int64_t count, int64_t width) {
   Shape shape = t.shape();
+  if (shape.empty() || first < 0 || count < 0 || first + count > shape[0] || (width >= 0 && (shape.size() < 2 || width > shape[1])))
+    throw Error(ErrorCode::InvalidArgument, "rows [" + std::to_string(first) + ", " + std::to_string(first + count) + ")" +
+                                                (width >= 0 ? " cut to " + std::to_string(width) : std::string()) +
+                                                " of a tensor " + shape_str(shape));
   const int64_t row_width = shape.size() > 1 ? shape[1] : 1, inner = t.numel() / std::max<int64_t>(1, shape[0] * row_width);
   shape[0] = count;
   if (width >= 0) shape[1] = width;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <random>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "lockstep/lockstep.h"
@@ -146,6 +147,30 @@ TEST(PiperBatch, ALaneTakesTheLengthsItHasRunFirst) {
   taken[1] = taken[3] = 1;
   EXPECT_EQ(voices::pick_row(lengths, taken, ran_on, 1, 2, 1), 5u);  // none left
   EXPECT_EQ(voices::pick_row(lengths, std::vector<char>(5, 0), {}, 3, 4, 1), 0u);  // nothing run yet: the longest
+}
+
+template <class T>
+std::vector<T> values_of(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
+}
+
+// voices::rows_of: a run of rows, cut to a width, of any rank; out of range is refused naming the shape.
+TEST(PiperBatch, RowsOfCutsRowsAndRefusesWhatIsNotThere) {
+  const Tensor t = Tensor::from_vector<int64_t>({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const Tensor cut = voices::rows_of(t, 1, 2, 2);
+  ASSERT_EQ(cut.shape(), (Shape{2, 2}));
+  EXPECT_EQ(values_of<int64_t>(cut), (std::vector<int64_t>{4, 5, 7, 8}));
+  const Tensor cube = Tensor::from_vector<float>({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  EXPECT_EQ(values_of<float>(voices::rows_of(cube, 1, 1)), (std::vector<float>{4, 5, 6, 7}));
+  EXPECT_EQ(values_of<float>(voices::rows_of(cube, 0, 2, 1)), (std::vector<float>{0, 1, 4, 5}));
+  for (auto [first, count, width] : {std::tuple{2, 2, -1}, std::tuple{0, 1, 4}, std::tuple{-1, 1, -1}}) {
+    try {
+      voices::rows_of(t, first, count, width);
+      ADD_FAILURE() << "rows_of(" << first << ", " << count << ", " << width << ") accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("[3,3]"), std::string::npos) << e.what();
+    }
+  }
 }
 
 // A length meets the lane that compiled it: a batch run again compiles nothing, and a batch of one
