@@ -31,7 +31,7 @@ namespace {
 // held 8 lengths, so a GPU corpus of many lengths compiled every call (bench/RESULTS.md,
 // 2026-12-06): cuda keeps 512 (64 lengths), its arenas still bounded by max_bytes; the cpu keeps
 // 64. LOCKSTEP_SHAPE_CACHE_SEGMENTS=N overrides both (to measure what a size costs and buys).
-dynamic::CacheLimits segment_cache_limits(std::string_view backend, int lanes = 1) {
+dynamic::CacheLimits segment_cache_limits(std::string_view backend, int lanes) {
   dynamic::CacheLimits limits;
   if (backend == "cuda") limits.max_entries = 512;
   limits.max_bytes = std::max(int64_t{1} << 30, limits.max_bytes / std::max(1, lanes));

@@ -7,12 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
-#include <algorithm>
 
 #include "backends/cpu/backend.h"
 #include "backends/cpu/parallel.h"
