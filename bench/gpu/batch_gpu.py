@@ -10,7 +10,7 @@ Prints JSON rows, then a markdown table.
 Usage: batch_gpu.py --bin DIR (lockstep_bench) --piper-src DIR (holds piper/train/vits) --work DIR
 Environment: ROWS (64), BATCHES (1,8,32,64), LANES (1,2,4), RUNS (5), WARMUP (1: lockstep's untimed passes
 after the first), EAGER (1), COMPILE (1), COMPILE_BUDGET_S (240: torch.compile's warm-ups stop being started
-past it)."""
+past it), PREDICT (1; "1,0" also times lockstep with LOCKSTEP_PREDICT_SELECTIONS=0, every NonZero on the host)."""
 import json, os, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -85,27 +85,29 @@ def main():
             log(json.dumps(dict(batch=b, peer="torch-compile", warm_up_s=round(warm_s, 1), pass_ms=round(ms, 2),
                                 clips_per_s=round(n_rows * 1e3 / ms, 1))))
     files = [f"{a.work}/{x}.npy" for x in ("input", "input_lengths", "scales")]
-    for b in batches:
-        for lane_count in lanes:
-            cmd = [os.path.join(a.bin, "lockstep_bench"), onnx_path, "--backend", "cuda", "--ragged", "--batch-size", str(b),
-                   "--lanes", str(lane_count), "--runs", str(runs), "--warmup", os.environ.get("WARMUP", "1"), "--seed", "7", "--inputs", *files]
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-            if p.returncode:
-                log(json.dumps(dict(batch=b, lanes=lane_count, peer="lockstep", error=p.stderr[-300:])))
-                continue
-            r = json.loads(p.stdout.strip().splitlines()[-1])
-            results[(b, f"lockstep{lane_count}")] = r["clips_per_s"]
-            log(json.dumps(dict(batch=b, peer="lockstep", **{k: r.get(k) for k in (
-                "lanes", "first_pass_ms", "median_ms", "clips_per_s", "audio_s", "rows_same_bits_as_batch1", "rows_failed", "first_error",
-                "timed_segments_compiled", "peak_rss_mb")})))
-    head = ["batch", "torch eager clips/s", "torch.compile clips/s"] + [f"lockstep {l} lane(s)" for l in lanes] + \
+    predict = [x for x in os.environ.get("PREDICT", "1").split(",") if x]
+    for b, lane_count, pr in [(b, l, pr) for b in batches for l in lanes for pr in predict]:
+        cmd = [os.path.join(a.bin, "lockstep_bench"), onnx_path, "--backend", "cuda", "--ragged", "--batch-size", str(b),
+               "--lanes", str(lane_count), "--runs", str(runs), "--warmup", os.environ.get("WARMUP", "1"), "--seed", "7", "--inputs", *files]
+        env = dict(os.environ, LOCKSTEP_PREDICT_SELECTIONS=pr)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+        if p.returncode:
+            log(json.dumps(dict(batch=b, lanes=lane_count, predict=pr, peer="lockstep", error=p.stderr[-300:])))
+            continue
+        r = json.loads(p.stdout.strip().splitlines()[-1])
+        results[(b, f"lockstep{lane_count}" + ("" if pr == "1" else " hosted"))] = r["clips_per_s"]
+        log(json.dumps(dict(batch=b, peer="lockstep", predict=pr, **{k: r.get(k) for k in (
+            "lanes", "first_pass_ms", "median_ms", "clips_per_s", "audio_s", "rows_same_bits_as_batch1", "rows_failed", "first_error",
+            "timed_segments_compiled", "peak_rss_mb")})))
+    cols = [f"lockstep{l}" + ("" if pr == "1" else " hosted") for l in lanes for pr in predict]
+    head = ["batch", "torch eager clips/s", "torch.compile clips/s"] + [c.replace("lockstep", "lockstep ") + " lane(s)" for c in cols] + \
         ["best lockstep / eager", "best lockstep / torch.compile"]
     log("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
     fmt = lambda v: f"{v:.1f}" if v else "-"
     for b in batches:
-        best = max([results.get((b, f"lockstep{l}"), 0) for l in lanes])
+        best = max([results.get((b, f"lockstep{l}"), 0) for l in lanes])  # the default (predicted) runs
         eager, comp = results.get((b, "eager")), results.get((b, "compile"))
-        cells = [str(b), fmt(eager), fmt(comp)] + [fmt(results.get((b, f"lockstep{l}"))) for l in lanes] + \
+        cells = [str(b), fmt(eager), fmt(comp)] + [fmt(results.get((b, c))) for c in cols] + \
             [f"{best / eager:.2f}x" if eager and best else "-", f"{best / comp:.2f}x" if comp and best else "-"]
         log("| " + " | ".join(cells) + " |")
 

@@ -14,6 +14,7 @@
 
 #include "core/hash.h"
 #include "core/host_scratch.h"
+#include "dynamic/predict.h"
 #include "dynamic/probe.h"
 #include "passes/fold_support.h"
 #include "passes/pipeline.h"
@@ -38,6 +39,7 @@ struct Entry {
   std::vector<int> covered;                  // source nodes this entry completes (segment, folded, host)
   std::vector<int> host_nodes;               // data-dependent source nodes run after the segment
   std::vector<ir::ValueId> key_values;       // values whose contents decide the next segment
+  std::vector<std::pair<ir::ValueId, Prediction>> guards;  // predicted masks, checked after the segment
   bool last = false;
   int64_t bytes = 0;
 };
@@ -106,6 +108,13 @@ class DynamicExecutable final : public Executable {
     // LOCKSTEP_SEGMENT_VALUES=host: every segment value crosses the host, as before (A/B, tests).
     const char* route = std::getenv("LOCKSTEP_SEGMENT_VALUES");
     all_to_host_ = route && std::string_view(route) == "host";
+    // LOCKSTEP_PREDICT_SELECTIONS=0: every NonZero waits for the host (A/B, tests).
+    const char* predict = std::getenv("LOCKSTEP_PREDICT_SELECTIONS");
+    if (!(predict && std::string_view(predict) == "0")) {
+      predictions_ = predict_selections(source_);
+      if (std::none_of(predictions_.begin(), predictions_.end(), [](Prediction p) { return p != Prediction::None; }))
+        predictions_.clear();
+    }
   }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& run_options) override {
@@ -143,6 +152,8 @@ class DynamicExecutable final : public Executable {
     stats_.last_run_bytes_in = stats_.last_run_bytes_out = 0;
     stats_.last_run_segments_ms = stats_.last_run_host_nodes_ms = stats_.last_run_device_ms = 0;
     stats_.last_run_values_on_device = stats_.last_run_host_reads = stats_.last_run_downloads = 0;
+    stats_.last_run_predictions = stats_.last_run_mispredictions = 0;
+    bool predict = !predictions_.empty();  // until a predicted mask disagrees
     for (int guard = 0;; ++guard) {
       if (guard > static_cast<int>(source_.nodes.size()) + 1)
         throw Error(ErrorCode::Internal, "run-time shapes: the segments do not finish the graph");
@@ -151,15 +162,34 @@ class DynamicExecutable final : public Executable {
         ++stats_.segment_hits;
       } else {
         auto t0 = std::chrono::steady_clock::now();
-        entry = build(done);
+        entry = build(done, predict);
         stats_.evictions += cache_.insert(key, entry);
         ++stats_.segments_compiled;
         ++stats_.last_run_misses;
         stats_.last_run_compile_ms +=
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       }
-      execute(*entry, run_options);
+      // A mispredicted mask can send a later index out of range (the spline's bin search):
+      // a segment that predicted anything and failed is redone without predictions, which
+      // reports the error again if it was not the prediction's.
+      bool failed = false;
+      try {
+        execute(*entry, run_options);
+      } catch (const Error&) {
+        if (entry->guards.empty()) throw;
+        failed = true;
+      }
       ran.push_back(entry);
+      if (failed || !predictions_held(*entry)) {
+        // Redo this segment as if nothing were predicted: the same key, marked, so the two
+        // specialisations are cached apart; the rest of the run predicts nothing either.
+        forget(*entry);
+        predict = false;
+        ++stats_.last_run_mispredictions;
+        ++stats_.mispredictions;
+        key = sha256_hex(key + "|unpredicted");
+        continue;
+      }
       for (int n : entry->covered) done[static_cast<size_t>(n)] = 1;
       if (entry->last) break;
       key = next_key(key, *entry);
@@ -254,12 +284,37 @@ class DynamicExecutable final : public Executable {
     return env_[i];
   }
 
-  // Specialises the not-yet-run part of the graph to what this run knows and compiles the next segment.
-  EntryPtr build(const std::vector<char>& done) {
+  // Whether every mask the entry predicted came out as predicted (read on the host: host_reader_
+  // holds every NonZero input).
+  bool predictions_held(const Entry& entry) {
+    for (const auto& [mask, prediction] : entry.guards) {
+      ++stats_.last_run_predictions;
+      if (!prediction_holds(prediction, host_value(mask))) return false;
+    }
+    return true;
+  }
+
+  // Drops what `entry` computed from this run's values, so that the next build sees them unknown.
+  void forget(const Entry& entry) {
+    auto drop = [&](ir::ValueId v) {
+      env_[static_cast<size_t>(v)] = Tensor{};
+      env_resident_[static_cast<size_t>(v)] = nullptr;
+      env_const_[static_cast<size_t>(v)] = 0;
+    };
+    for (ir::ValueId v : entry.outputs) drop(v);
+    for (const auto& c : entry.constants) drop(c.first);
+    for (int n : entry.host_nodes)
+      for (ir::ValueId v : source_.nodes[static_cast<size_t>(n)].outputs)
+        if (v != ir::kNoValue) drop(v);
+  }
+
+  // Specialises the not-yet-run part of the graph to what this run knows and compiles the next
+  // segment; with `predict`, through the NonZeros predictions_ covers.
+  EntryPtr build(const std::vector<char>& done, bool predict) {
     const auto t_build = std::chrono::steady_clock::now();
     // The not-yet-run nodes and only the values they and the graph outputs refer to, renumbered
     // densely (source_id maps back): the probe, the passes and the backend copy and walk a
-    // segment's values, not the voice's whole table (~5,000) at each of a call's eight misses.
+    // segment's values, not the voice's whole table (~5,000) at each miss.
     ir::Graph g;
     g.name = source_.name;
     g.opset = source_.opset;
@@ -292,15 +347,18 @@ class DynamicExecutable final : public Executable {
     std::vector<char> waits(source_.values.size(), 0);  // produced by a host node or a node left out
     std::vector<size_t> left_out;
     std::vector<int> origin;  // g.nodes index -> source node index
+    std::vector<Prediction> predicted;  // per g.nodes
     for (size_t n = 0; n < source_.nodes.size(); ++n) {
       if (done[n]) continue;
       const ir::Node& from = source_.nodes[n];
+      const Prediction prediction = predict ? predictions_[n] : Prediction::None;
       const bool downstream = std::any_of(from.inputs.begin(), from.inputs.end(), [&](ir::ValueId v) {
         return v != ir::kNoValue && waits[static_cast<size_t>(v)];
       }) || std::any_of(from.epilogue.begin(), from.epilogue.end(), [&](const ir::EpilogueStep& step) {
         return step.operand != ir::kNoValue && waits[static_cast<size_t>(step.operand)];
       });
-      if (downstream || (ir::has_data_dependent_shape(from.op) && !passes::all_inputs_constant(source_, from)))
+      if (downstream || (ir::has_data_dependent_shape(from.op) && prediction == Prediction::None &&
+                         !passes::all_inputs_constant(source_, from)))
         for (ir::ValueId v : from.outputs)
           if (v != ir::kNoValue) waits[static_cast<size_t>(v)] = 1;
       if (downstream) {
@@ -312,10 +370,11 @@ class DynamicExecutable final : public Executable {
       for (ir::ValueId& v : node.outputs) v = take(v);
       for (auto& step : node.epilogue) step.operand = take(step.operand);
       origin.push_back(static_cast<int>(n));
+      predicted.push_back(prediction);
     }
     const double copy_ms = ms_since(t_build);
     auto t_probe = std::chrono::steady_clock::now();
-    ProbeResult pr = probe(g, known, cap_, trace_);
+    ProbeResult pr = probe(g, known, cap_, trace_, predict ? &predicted : nullptr);
     const double probe_ms = ms_since(t_probe);
 
     auto entry = std::make_shared<Entry>();
@@ -339,7 +398,7 @@ class DynamicExecutable final : public Executable {
     for (size_t n = 0; n < g.nodes.size(); ++n) {
       const ir::Node& node = g.nodes[n];
       NodeState s = pr.states[n];
-      if (s == NodeState::Blocked || s == NodeState::Host) {
+      if (s == NodeState::Blocked || s == NodeState::Host || s == NodeState::Predicted) {
         for (ir::ValueId v : node.inputs)
           if (v != ir::kNoValue) later[static_cast<size_t>(v)] = 1;
         for (const auto& step : node.epilogue)
@@ -355,10 +414,11 @@ class DynamicExecutable final : public Executable {
       } else {
         entry->covered.push_back(origin[n]);
         if (s == NodeState::Host) entry->host_nodes.push_back(origin[n]);
+        if (s == NodeState::Predicted) entry->guards.emplace_back(source_id[static_cast<size_t>(node.inputs.at(0))], predicted[n]);
       }
     }
     if (trace_) {
-      int counts[4] = {0, 0, 0, 0};
+      int counts[5] = {0, 0, 0, 0, 0};
       std::string first_blocked;
       for (size_t n = 0; n < g.nodes.size(); ++n) {
         ++counts[static_cast<int>(pr.states[n])];
@@ -378,7 +438,7 @@ class DynamicExecutable final : public Executable {
       if (first_blocked.empty() && !left_out.empty())
         first_blocked = source_.nodes[left_out.front()].name + " (downstream of a host node)";
       std::cerr << "lockstep: run-time shapes: probe " << probe_ms << " ms; segment of " << counts[0] << " nodes (" << counts[1] << " folded, "
-                << counts[2] << " on the host, " << counts[3] + left_out.size() << " waiting"
+                << counts[2] << " on the host, " << counts[4] << " predicted, " << counts[3] + left_out.size() << " waiting"
                 << (first_blocked.empty() ? "" : ", first '" + first_blocked + "'") << ")\n";
       std::vector<std::pair<double, std::string>> slowest;  // the probe's five costliest ops
       for (const auto& [op, cost] : pr.ms_by_op)
@@ -413,7 +473,7 @@ class DynamicExecutable final : public Executable {
       seg_inputs.push_back(v);
     };
     for (size_t n = 0; n < s.nodes.size(); ++n) {
-      if (pr.states[n] == NodeState::Folded) {
+      if (pr.states[n] == NodeState::Folded || pr.states[n] == NodeState::Predicted) {
         for (ir::ValueId v : s.nodes[n].outputs)
           if (v != ir::kNoValue && later[static_cast<size_t>(v)] && s.is_constant(v))
             entry->constants.emplace_back(source_id[static_cast<size_t>(v)], s.value(v).constant);
@@ -551,6 +611,7 @@ class DynamicExecutable final : public Executable {
   std::vector<char> parameter_reader_;  // per value: read as a parameter input by some node
   std::vector<char> host_reader_;       // per value: read on the host (see the constructor)
   bool all_to_host_ = false;            // LOCKSTEP_SEGMENT_VALUES=host
+  std::vector<Prediction> predictions_;  // per source node (dynamic/predict.h); empty: none
   SegmentCache cache_;
   Stats stats_;
   std::mutex mutex_;

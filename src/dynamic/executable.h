@@ -43,6 +43,11 @@ struct Stats {
   int last_run_values_on_device = 0;
   int last_run_host_reads = 0;
   int last_run_downloads = 0;
+  // Predicted selections (dynamic/predict.h): masks the last run checked, and runs over the
+  // executable's life whose mask disagreed and redid a segment without predictions.
+  int last_run_predictions = 0;
+  int last_run_mispredictions = 0;
+  int64_t mispredictions = 0;
   // Where the last run's time went: inside the segments' Executable::run (copies, kernels and
   // the synchronisation included) and in the host nodes; the rest is keys, lookups and copies.
   double last_run_segments_ms = 0;

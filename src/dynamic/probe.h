@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "dynamic/predict.h"
 #include "ir/graph.h"
 
 namespace lockstep::dynamic {
@@ -19,6 +20,7 @@ enum class NodeState : uint8_t {
   Folded,    // all inputs constant: evaluated now, its outputs are constants of the graph
   Host,      // data-dependent output shape (NonZero) with every input known: runs between segments
   Blocked,   // needs a value (or a shape) that is not known yet
+  Predicted, // a Host node whose result was predicted (dynamic/predict.h): a constant now, checked after
 };
 
 struct ProbeResult {
@@ -34,6 +36,9 @@ struct ProbeResult {
 // Host node, or a parameter input (ir::is_parameter_input) is not constant. `known` marks the
 // values whose shapes are already concrete (graph inputs, computed values, constants).
 // An output over `max_value_bytes` (> 0) is Error(LimitExceeded) naming the node, value and size.
-ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_bytes, bool timed = false);
+// With `predictions` (per graph node), a Host node that has one is Predicted instead: its outputs
+// become the constants it would give on the predicted mask, and the nodes after it go on.
+ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_bytes, bool timed = false,
+                  const std::vector<Prediction>* predictions = nullptr);
 
 }  // namespace lockstep::dynamic

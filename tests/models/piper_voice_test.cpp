@@ -143,6 +143,44 @@ TEST_F(PiperVoice, ShapeChurnReusesSegmentsAndKeepsBits) {
             << stats->last_run_host_nodes << ", cached entries " << stats->cached_entries << "\n";
 }
 
+// Predicted selections (docs/dynamic-shapes.md): the spline flows' twelve NonZeros are predicted,
+// so a call runs 2 segments instead of 8 and hands the host nothing between them, with the bits of
+// the host path (LOCKSTEP_PREDICT_SELECTIONS=0). A noise_w of 2 pushes the flows' values past the
+// splines' interval [-5, 5]: the prediction fails, the call redoes the segment on the host and
+// still gives the host path's bits.
+TEST_F(PiperVoice, PredictedSelectionsRunTwoSegmentsWithTheHostPathsBits) {
+  unsetenv("LOCKSTEP_PREDICT_SELECTIONS");
+  auto predicted = compile(model(), "cpu", cpu_options());
+  setenv("LOCKSTEP_PREDICT_SELECTIONS", "0", 1);
+  auto hosted = compile(model(), "cpu", cpu_options());
+  unsetenv("LOCKSTEP_PREDICT_SELECTIONS");
+  const dynamic::Stats* p = dynamic::stats(*predicted);
+  const dynamic::Stats* h = dynamic::stats(*hosted);
+  RunOptions seed7;
+  seed7.seed = 7;
+  struct Call {
+    size_t sentence;
+    float noise_w;
+    bool holds;
+  };
+  for (const Call& c : {Call{0, 0.8f, true}, Call{5, 0.8f, true}, Call{5, 2.0f, false}, Call{0, 0.8f, true}}) {
+    SCOPED_TRACE("sentence " + std::to_string(c.sentence) + ", noise_w " + std::to_string(c.noise_w));
+    std::vector<Tensor> in = voice_inputs(sentences()[c.sentence].ids, 0.667f, 1, c.noise_w);
+    const std::string a = sha256_hex(predicted->run(in, seed7).at(0));
+    EXPECT_EQ(a, sha256_hex(hosted->run(in, seed7).at(0))) << "the predicted and the host path differ";
+    EXPECT_EQ(h->last_run_segments, 8);
+    EXPECT_EQ(h->last_run_host_nodes, 12);
+    EXPECT_EQ(p->last_run_mispredictions, c.holds ? 0 : 1);
+    if (c.holds) {
+      EXPECT_EQ(p->last_run_segments, 2);
+      EXPECT_EQ(p->last_run_host_nodes, 0);
+      EXPECT_EQ(p->last_run_host_reads, 2);
+    } else {
+      EXPECT_EQ(p->last_run_host_nodes, 12) << "redone on the host";
+    }
+  }
+}
+
 TEST_F(PiperVoice, BadInputsAreClearErrors) {
   auto cpu = compile(model(), "cpu", cpu_options());
   const std::vector<int64_t>& ids = sentences().back().ids;
