@@ -28,7 +28,9 @@ std::vector<Prediction> predict_selections(const ir::Graph& graph) {
   };
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const ir::Node& node = graph.nodes[i];
-    if (node.op != ir::Op::NonZero || node.inputs.empty() || graph.value(node.inputs[0]).dtype != DType::Bool) continue;
+    // (The mask's dtype is not checked here: an export without value_info leaves it unset until the
+    // probe infers it; the probe predicts only a bool mask.)
+    if (node.op != ir::Op::NonZero || node.inputs.empty()) continue;
     bool flipped = false;
     const ir::Node* n = made_by(node.inputs[0]);
     while (n && (n->op == ir::Op::Not || n->op == ir::Op::Expand)) {

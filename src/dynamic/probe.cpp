@@ -69,7 +69,7 @@ ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_b
                           ? NodeState::Host
                           : NodeState::Runnable;
     const Prediction predicted = predictions ? predictions->at(n) : Prediction::None;
-    if (state == NodeState::Host && predicted != Prediction::None) {
+    if (state == NodeState::Host && predicted != Prediction::None && graph.value(node.inputs.at(0)).dtype == DType::Bool) {
       // What the node gives on the mask it was predicted to get (the reference computes it).
       const ir::Value& mask = graph.value(node.inputs.at(0));
       const int64_t index_bytes = num_elements(mask.shape) * std::max<int64_t>(1, static_cast<int64_t>(mask.shape.size())) * 8;

@@ -4,6 +4,7 @@
 // LOCKSTEP_PREDICT_SELECTIONS=0 (every NonZero on the host, as before) for the bits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -176,6 +177,26 @@ TEST(PredictedSelections, AMispredictionRedoesTheSegmentOnTheHost) {
   }
   EXPECT_EQ(s->mispredictions, 2);
   EXPECT_EQ(s->last_run_misses, 0) << "the redone segments are cached apart from the predicted one";
+}
+
+// An export without value_info (torch.onnx without shape inference, as scripts/export_piper_arch.py
+// and bench/gpu/batch_gpu.py's model) leaves the masks' dtypes unset until the probe infers them:
+// the rule and the run predict all the same.
+TEST(PredictedSelections, MasksWithoutDeclaredDtypesArePredicted) {
+  ir::Graph g = spline_like();
+  for (ir::Value& v : g.values)
+    if (!v.constant.defined() && v.name != "x") v.dtype = DType::Float32;  // what an import without value_info leaves
+  const std::vector<dynamic::Prediction> p = dynamic::predict_selections(g);
+  EXPECT_EQ(std::count(p.begin(), p.end(), dynamic::Prediction::AllTrue), 2);
+  EXPECT_EQ(std::count(p.begin(), p.end(), dynamic::Prediction::AllFalse), 2);
+  unsetenv("LOCKSTEP_PREDICT_SELECTIONS");
+  Options options;
+  options.threads = 1;
+  std::unique_ptr<Executable> exe = compile(Model::from_graph(g), "cpu", options);
+  const std::vector<Tensor> in = {row(19, 0.9f)};
+  EXPECT_LE(max_abs_diff(exe->run(in).at(0), reference::evaluate(spline_like(), in).at(0)), 1e-6);
+  EXPECT_EQ(dynamic::stats(*exe)->last_run_segments, 1);
+  EXPECT_EQ(dynamic::stats(*exe)->last_run_predictions, 4);
 }
 
 TEST(PredictedSelections, MasksAndTheirChecks) {
