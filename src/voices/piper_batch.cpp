@@ -101,11 +101,12 @@ PiperBatcher::PiperBatcher(const Model& voice, std::string_view backend, const O
   if (!is_piper_voice(voice.graph())) throw bad_batch("the model is not a Piper voice (inputs input, input_lengths, scales)");
   if (lanes < 0) throw bad_batch("lanes must be >= 0, got " + std::to_string(lanes));
   const bool host = host_backend(backend_);
-  // cuda: 4 lanes took Piper medium from 150 to 383-391 clips/s on an H100, 8 to 467-524 with
-  // more of the host (bench/RESULTS.md, 2026-12-06); vulkan's lanes are unmeasured.
+  // cuda: 4 lanes took Piper medium from 150 to 383-391 clips/s on an H100, 8 to 500-615, 12 no
+  // further (the device is busy then; device memory flat: bench/RESULTS.md, 2026-12-06); vulkan's
+  // lanes are unmeasured.
   if (lanes == 0)
     lanes = host ? (options.threads > 0 ? options.threads : cpu::usable_cpus())
-                 : backend_ == "cuda" ? std::min(4, std::max(1, cpu::usable_cpus())) : 1;
+                 : backend_ == "cuda" ? std::min(8, std::max(1, cpu::usable_cpus())) : 1;
   lanes_ = lanes;
   // A lane is one utterance on one thread; the lanes are the batch's parallelism.
   if (host && lanes_ > 1) lane_options_.threads = 1;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -311,6 +312,37 @@ TEST(CudaReduce, LongSumsAreAccurateAndDeterministic) {
       const auto c = run_cuda(g, inputs);
       expect_outputs_match(a, reference::evaluate(g, inputs), 1, ir::op_name(op), kGpuRelL2, 1e-7);
       EXPECT_TRUE(same_bits(a[0], b[0]) && same_bits(a[0], c[0])) << ir::op_name(op) << ": bits differ between runs";
+    }
+}
+
+// Short reductions over contiguous rows (a layer norm's means) on the tiled kernel
+// (LOCKSTEP_CUDA_REDUCE_ROWS=1) give the serial kernel's bits (=0): row counts above and below a
+// tile, the longest short row (4096), one row, integers.
+TEST(CudaReduce, ContiguousRowsGiveTheSerialKernelsBits) {
+  LOCKSTEP_REQUIRE_GPU();
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> axes;
+    DType dtype;
+  };
+  const Case cases[] = {{{129, 192}, {-1}, DType::Float32},  {{1, 129, 192}, {2}, DType::Float32},
+                        {{3, 4096}, {1}, DType::Float32},    {{1000, 7}, {-1}, DType::Float32},
+                        {{77}, {0}, DType::Float32},         {{2, 3, 33}, {2}, DType::Float32},
+                        {{40, 6}, {1}, DType::Int64},        {{40, 6}, {1}, DType::Int32}};
+  uint32_t seed = 40;
+  for (const Case& c : cases)
+    for (Op op : {Op::ReduceMean, Op::ReduceSum, Op::ReduceMax, Op::ReduceMin}) {
+      const std::string what = std::string(ir::op_name(op)) + " " + shape_str(c.shape) + " " + dtype_name(c.dtype);
+      std::vector<In> in{{random_tensor(c.shape, ++seed, c.dtype, -3, 3), true}, {ints(c.axes), false}};
+      const ir::Graph g = node_graph(op, in, attrs({{"keepdims", int64_t{0}}}));
+      const auto inputs = runtime_inputs(in);
+      setenv("LOCKSTEP_CUDA_REDUCE_ROWS", "1", 1);
+      const auto tiled = run_cuda(g, inputs);
+      setenv("LOCKSTEP_CUDA_REDUCE_ROWS", "0", 1);
+      const auto serial = run_cuda(g, inputs);
+      unsetenv("LOCKSTEP_CUDA_REDUCE_ROWS");
+      EXPECT_TRUE(same_bits(tiled[0], serial[0])) << what;
+      expect_outputs_match(tiled, reference::evaluate(g, inputs), 1, what, kGpuRelL2, 1e-6);
     }
 }
 

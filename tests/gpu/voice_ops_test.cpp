@@ -256,7 +256,7 @@ TEST(CudaVoice, BatchLanesGiveEachRowItsBatchOneBits) {
   }
   const std::vector<Tensor> batch = {Tensor::from_vector<int64_t>({n, width}, ids), Tensor::from_vector<int64_t>({n}, lengths),
                                      Tensor::from_vector<float>({n, 3}, scales)};
-  for (int lanes : {1, 3, 0}) {  // 0: cuda's default, 4 lanes on a host of 4 CPUs or more
+  for (int lanes : {1, 3, 0}) {  // 0: cuda's default, 8 lanes on a host of 8 CPUs or more
     voices::PiperBatcher batcher(model, "cuda", {}, lanes);
     if (lanes == 0) EXPECT_EQ(batcher.lanes(), std::min(4, std::max(1, cpu::usable_cpus())));
     for (int round = 0; round < 2; ++round) {  // the second: each length on a lane that has it cached
