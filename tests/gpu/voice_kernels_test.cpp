@@ -315,9 +315,9 @@ TEST(CudaReduce, LongSumsAreAccurateAndDeterministic) {
     }
 }
 
-// Short reductions over contiguous rows (a layer norm's means) on the tiled kernel
-// (LOCKSTEP_CUDA_REDUCE_ROWS=1) give the serial kernel's bits (=0): row counts above and below a
-// tile, the longest short row (4096), one row, integers.
+// Short reductions over contiguous rows (a layer norm's means) on the tiled kernel (the default;
+// set to 1 here explicitly) give the serial kernel's bits (LOCKSTEP_CUDA_REDUCE_ROWS=0): row
+// counts above and below a tile, the longest short row (4096), one row, integers.
 TEST(CudaReduce, ContiguousRowsGiveTheSerialKernelsBits) {
   LOCKSTEP_REQUIRE_GPU();
   struct Case {
