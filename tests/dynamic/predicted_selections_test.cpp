@@ -9,79 +9,66 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "diff/metrics.h"
 #include "dynamic/executable.h"
 #include "dynamic/predict.h"
 #include "ir/graph.h"
 #include "lockstep/lockstep.h"
+#include "passes/graph_builder.h"
 #include "reference/evaluate.h"
 
 namespace lockstep {
 namespace {
 
-struct SplineLike {
-  ir::Graph g;
-  ir::ValueId value(const std::string& name, DType dtype = DType::Float32, Shape shape = {},
-                    std::vector<std::string> params = {}) {
-    ir::Value v;
-    v.name = name;
-    v.dtype = dtype;
-    v.shape = std::move(shape);
-    v.dim_params = std::move(params);
-    return g.add_value(std::move(v));
-  }
-  ir::ValueId constant(const std::string& name, Tensor t) {
-    ir::ValueId v = value(name, t.dtype(), t.shape());
-    g.value(v).constant = std::move(t);
-    return v;
-  }
-  ir::ValueId node(ir::Op op, const std::string& name, std::vector<ir::ValueId> in, DType dtype = DType::Float32,
-                   ir::Attributes attrs = {}) {
-    ir::ValueId out = value(name + "_out", dtype);
-    ir::Node n;
-    n.op = op;
-    n.name = name;
-    n.inputs = std::move(in);
-    n.outputs = {out};
-    n.attrs = std::move(attrs);
-    g.nodes.push_back(std::move(n));
-    return out;
-  }
-  // Indices of `mask`'s true elements as GatherND/ScatterND take them ([K, rank]).
-  ir::ValueId where(const std::string& name, ir::ValueId mask) {
-    ir::Attributes perm;
-    perm.set("perm", std::vector<int64_t>{1, 0});
-    return node(ir::Op::Transpose, name + "/T", {node(ir::Op::NonZero, name, {mask}, DType::Int64)}, DType::Int64, perm);
-  }
-};
+// Indices of `mask`'s true elements as GatherND/ScatterND take them ([K, rank]).
+ir::ValueId where(testing::GraphBuilder& b, const std::string& name, ir::ValueId mask) {
+  ir::Attributes perm;
+  perm.set("perm", std::vector<int64_t>{1, 0});
+  return b.node(ir::Op::Transpose, name + "/T", {b.node(ir::Op::NonZero, name, {mask}, {}, DType::Int64)}, {}, DType::Int64, perm);
+}
 
 // As the spline flows of a Piper voice's duration predictor: x [1, 1, T] (T symbolic); values inside
 // [-1, 1] are squared, values outside negated (each through NonZero -> GatherND -> ScatterND), then
 // a Tanh and a second interval test on the result, so that one prediction feeds the next mask.
 ir::Graph spline_like() {
-  SplineLike b;
-  b.g.name = "spline_like";
-  ir::ValueId x = b.value("x", DType::Float32, {1, 1, -1}, {"", "", "T"});
-  b.g.inputs = {x};
+  testing::GraphBuilder b;
+  ir::ValueId x = b.input("x", {1, 1, -1});
+  b.graph().value(x).dim_params = {"", "", "T"};
   ir::ValueId lo = b.constant("lo", Tensor::scalar<float>(-1.0f)), hi = b.constant("hi", Tensor::scalar<float>(1.0f));
   ir::ValueId y = x;
   for (int k = 0; k < 2; ++k) {
     const std::string p = "/flow" + std::to_string(k) + "/";
-    ir::ValueId inside = b.node(ir::Op::And, p + "And",
-                                {b.node(ir::Op::GreaterOrEqual, p + "Ge", {y, lo}, DType::Bool),
-                                 b.node(ir::Op::LessOrEqual, p + "Le", {y, hi}, DType::Bool)},
-                                DType::Bool);
-    ir::ValueId outside = b.node(ir::Op::Not, p + "Not", {inside}, DType::Bool);
-    ir::ValueId in_idx = b.where(p + "NonZero_in", inside), out_idx = b.where(p + "NonZero_out", outside);
-    ir::ValueId in_vals = b.node(ir::Op::GatherND, p + "GatherIn", {y, in_idx});
-    ir::ValueId squared = b.node(ir::Op::Mul, p + "Square", {in_vals, in_vals});
-    ir::ValueId out_vals = b.node(ir::Op::Neg, p + "Negate", {b.node(ir::Op::GatherND, p + "GatherOut", {y, out_idx})});
-    ir::ValueId z = b.node(ir::Op::ScatterND, p + "ScatterIn", {y, in_idx, squared});
-    z = b.node(ir::Op::ScatterND, p + "ScatterOut", {z, out_idx, out_vals});
-    y = b.node(ir::Op::Tanh, p + "Tanh", {b.node(ir::Op::Add, p + "Add", {z, z})});
+    ir::ValueId ge = b.node(ir::Op::GreaterOrEqual, p + "Ge", {y, lo}, {}, DType::Bool);
+    ir::ValueId le = b.node(ir::Op::LessOrEqual, p + "Le", {y, hi}, {}, DType::Bool);
+    ir::ValueId inside = b.node(ir::Op::And, p + "And", {ge, le}, {}, DType::Bool);
+    ir::ValueId outside = b.node(ir::Op::Not, p + "Not", {inside}, {}, DType::Bool);
+    ir::ValueId in_idx = where(b, p + "NonZero_in", inside), out_idx = where(b, p + "NonZero_out", outside);
+    ir::ValueId in_vals = b.node(ir::Op::GatherND, p + "GatherIn", {y, in_idx}, {});
+    ir::ValueId squared = b.node(ir::Op::Mul, p + "Square", {in_vals, in_vals}, {});
+    ir::ValueId out_vals = b.node(ir::Op::GatherND, p + "GatherOut", {y, out_idx}, {});
+    ir::ValueId negated = b.node(ir::Op::Neg, p + "Negate", {out_vals}, {});
+    ir::ValueId z = b.node(ir::Op::ScatterND, p + "ScatterIn", {y, in_idx, squared}, {});
+    z = b.node(ir::Op::ScatterND, p + "ScatterOut", {z, out_idx, negated}, {});
+    y = b.node(ir::Op::Tanh, p + "Tanh", {b.node(ir::Op::Add, p + "Add", {z, z}, {})}, {});
   }
-  b.g.outputs = {y};
-  return b.g;
+  b.output(y);
+  b.graph().name = "spline_like";
+  return b.graph();
 }
+
+// The same model compiled for the cpu with predictions and with every NonZero on the host.
+struct TwoPaths {
+  std::unique_ptr<Executable> predicted, hosted;
+  explicit TwoPaths(const Model& model) {
+    Options options;
+    options.threads = 1;
+    unsetenv("LOCKSTEP_PREDICT_SELECTIONS");
+    predicted = compile(model, "cpu", options);
+    setenv("LOCKSTEP_PREDICT_SELECTIONS", "0", 1);
+    hosted = compile(model, "cpu", options);
+    unsetenv("LOCKSTEP_PREDICT_SELECTIONS");
+  }
+};
 
 Tensor row(int64_t frames, float amplitude) {
   Tensor t(DType::Float32, {1, 1, frames});
@@ -90,12 +77,11 @@ Tensor row(int64_t frames, float amplitude) {
   return t;
 }
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(shape_str(a.shape()), shape_str(b.shape()));
-  double m = 0;
-  for (int64_t i = 0; i < std::min(a.numel(), b.numel()); ++i)
-    m = std::max(m, std::abs(a.element_as_double(i) - b.element_as_double(i)));
-  return m;
+// Within `tol` of the reference everywhere, in the reference's shape (diff::compare checks both).
+void expect_near(const Tensor& got, const Tensor& want, double tol, const std::string& what) {
+  const diff::Metrics m = diff::compare(got, want);
+  EXPECT_TRUE(m.shape_match) << what;
+  EXPECT_LE(m.max_abs_delta, tol) << what;
 }
 
 bool same_bits(const Tensor& a, const Tensor& b) {
@@ -130,26 +116,22 @@ TEST(PredictedSelections, TheRuleCoversIntervalTestsOnly) {
 // runs no NonZero on the host, and gives the host path's bits; both match the reference.
 TEST(PredictedSelections, APredictionThatHoldsRunsOneSegmentWithTheSameBits) {
   const Model model = Model::from_graph(spline_like());
-  Options options;
-  options.threads = 1;
-  unsetenv("LOCKSTEP_PREDICT_SELECTIONS");
-  std::unique_ptr<Executable> predicted = compile(model, "cpu", options);
-  setenv("LOCKSTEP_PREDICT_SELECTIONS", "0", 1);
-  std::unique_ptr<Executable> hosted = compile(model, "cpu", options);
-  unsetenv("LOCKSTEP_PREDICT_SELECTIONS");
+  TwoPaths paths(model);
+  Executable& predicted = *paths.predicted;
+  Executable& hosted = *paths.hosted;
   for (int64_t frames : {7, 40, 7}) {
     const std::vector<Tensor> in = {row(frames, 0.9f)};
     const std::vector<Tensor> want = reference::evaluate(model.graph(), in);
-    const std::vector<Tensor> a = predicted->run(in), b = hosted->run(in);
-    EXPECT_LE(max_abs_diff(a[0], want[0]), 1e-6) << frames;
+    const std::vector<Tensor> a = predicted.run(in), b = hosted.run(in);
+    expect_near(a[0], want[0], 1e-6, std::to_string(frames));
     EXPECT_TRUE(same_bits(a[0], b[0])) << frames;
-    const dynamic::Stats* s = dynamic::stats(*predicted);
+    const dynamic::Stats* s = dynamic::stats(predicted);
     EXPECT_EQ(s->last_run_segments, 1) << frames;
     EXPECT_EQ(s->last_run_host_nodes, 0);
     EXPECT_EQ(s->last_run_predictions, 4);
     EXPECT_EQ(s->last_run_mispredictions, 0);
-    EXPECT_EQ(dynamic::stats(*hosted)->last_run_host_nodes, 4);
-    EXPECT_GT(dynamic::stats(*hosted)->last_run_segments, 1);
+    EXPECT_EQ(dynamic::stats(hosted)->last_run_host_nodes, 4);
+    EXPECT_GT(dynamic::stats(hosted)->last_run_segments, 1);
   }
 }
 
@@ -158,19 +140,15 @@ TEST(PredictedSelections, APredictionThatHoldsRunsOneSegmentWithTheSameBits) {
 // predicts again.
 TEST(PredictedSelections, AMispredictionRedoesTheSegmentOnTheHost) {
   const Model model = Model::from_graph(spline_like());
-  Options options;
-  options.threads = 1;
-  unsetenv("LOCKSTEP_PREDICT_SELECTIONS");
-  std::unique_ptr<Executable> predicted = compile(model, "cpu", options);
-  setenv("LOCKSTEP_PREDICT_SELECTIONS", "0", 1);
-  std::unique_ptr<Executable> hosted = compile(model, "cpu", options);
-  unsetenv("LOCKSTEP_PREDICT_SELECTIONS");
-  const dynamic::Stats* s = dynamic::stats(*predicted);
+  TwoPaths paths(model);
+  Executable& predicted = *paths.predicted;
+  Executable& hosted = *paths.hosted;
+  const dynamic::Stats* s = dynamic::stats(predicted);
   for (float amplitude : {2.5f, 0.5f, 2.5f}) {
     const std::vector<Tensor> in = {row(33, amplitude)};
     const std::vector<Tensor> want = reference::evaluate(model.graph(), in);
-    const std::vector<Tensor> a = predicted->run(in), b = hosted->run(in);
-    EXPECT_LE(max_abs_diff(a[0], want[0]), 1e-6) << amplitude;
+    const std::vector<Tensor> a = predicted.run(in), b = hosted.run(in);
+    expect_near(a[0], want[0], 1e-6, std::to_string(amplitude));
     EXPECT_TRUE(same_bits(a[0], b[0])) << amplitude;
     EXPECT_EQ(s->last_run_mispredictions, amplitude > 1 ? 1 : 0) << amplitude;
     EXPECT_EQ(s->last_run_host_nodes, amplitude > 1 ? 4 : 0) << amplitude;
@@ -194,7 +172,7 @@ TEST(PredictedSelections, MasksWithoutDeclaredDtypesArePredicted) {
   options.threads = 1;
   std::unique_ptr<Executable> exe = compile(Model::from_graph(g), "cpu", options);
   const std::vector<Tensor> in = {row(19, 0.9f)};
-  EXPECT_LE(max_abs_diff(exe->run(in).at(0), reference::evaluate(spline_like(), in).at(0)), 1e-6);
+  expect_near(exe->run(in).at(0), reference::evaluate(spline_like(), in).at(0), 1e-6, "dtype-less masks");
   EXPECT_EQ(dynamic::stats(*exe)->last_run_segments, 1);
   EXPECT_EQ(dynamic::stats(*exe)->last_run_predictions, 4);
 }
