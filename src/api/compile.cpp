@@ -28,9 +28,9 @@ ir::Graph prepare(const Model& model, const Options& options) {
 namespace {
 
 // How many specialised segments the run-time shape stage keeps (a voice takes 2 a length, 8 when
-// its selections are not predicted: dynamic/predict.h). 64 held 8 lengths at 8 a length, so a GPU corpus of many lengths compiled every call (bench/RESULTS.md,
-// 2026-12-06): cuda keeps 512 (64 lengths), its arenas still bounded by max_bytes; the cpu keeps
-// 64. LOCKSTEP_SHAPE_CACHE_SEGMENTS=N overrides both (to measure what a size costs and buys).
+// its selections are not predicted: dynamic/predict.h). 64 held 8 lengths at 8 a length, so a GPU
+// corpus of many lengths compiled every call (bench/RESULTS.md, 2026-12-06): cuda keeps 512, its
+// arenas still bounded by max_bytes; the cpu keeps 64. LOCKSTEP_SHAPE_CACHE_SEGMENTS=N overrides both (to measure what a size costs and buys).
 dynamic::CacheLimits segment_cache_limits(std::string_view backend, int lanes) {
   dynamic::CacheLimits limits;
   if (backend == "cuda") limits.max_entries = 512;

@@ -69,13 +69,13 @@ ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_b
                           ? NodeState::Host
                           : NodeState::Runnable;
     const Prediction predicted = predictions ? predictions->at(n) : Prediction::None;
-    if (state == NodeState::Host && predicted != Prediction::None && graph.value(node.inputs.at(0)).dtype == DType::Bool) {
+    const ir::Value* mask = predicted != Prediction::None ? &graph.value(node.inputs.at(0)) : nullptr;
+    if (state == NodeState::Host && mask && mask->dtype == DType::Bool) {
       // What the node gives on the mask it was predicted to get (the reference computes it).
-      const ir::Value& mask = graph.value(node.inputs.at(0));
-      const int64_t index_bytes = num_elements(mask.shape) * std::max<int64_t>(1, static_cast<int64_t>(mask.shape.size())) * 8;
+      const int64_t index_bytes = num_elements(mask->shape) * std::max<int64_t>(1, static_cast<int64_t>(mask->shape.size())) * 8;
       if (max_value_bytes <= 0 || index_bytes <= max_value_bytes) {  // else it waits for the host, as before
         std::vector<Tensor> out =
-            reference::evaluate_node(graph, node, {predicted_mask(predicted, mask.dtype, mask.shape)});
+            reference::evaluate_node(graph, node, {predicted_mask(predicted, mask->dtype, mask->shape)});
         for (size_t o = 0; o < out.size() && o < node.outputs.size(); ++o) {
           if (node.outputs[o] == ir::kNoValue) continue;
           ir::Value& value = graph.value(node.outputs[o]);
