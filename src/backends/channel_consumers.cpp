@@ -25,27 +25,9 @@ bool is_binary_step(ir::Op op) {
   }
 }
 
-struct GraphFacts {
-  std::vector<std::vector<size_t>> readers;  // value_readers: one entry per read
-  std::vector<char> is_output;
-  std::vector<int> made_by;
-  explicit GraphFacts(const ir::Graph& g) : readers(value_readers(g)), is_output(g.values.size(), 0), made_by(g.producers()) {
-    for (ir::ValueId v : g.outputs) is_output[static_cast<size_t>(v)] = 1;
-  }
-  // Exactly one read of v, by one node: its index, else -1.
-  int sole_reader(ir::ValueId v) const {
-    const auto& r = readers[static_cast<size_t>(v)];
-    return r.size() == 1 ? static_cast<int>(r[0]) : -1;
-  }
-  // A float value ready before node `producer` runs: a graph input, a constant, or made earlier.
-  bool ready_before(const ir::Graph& g, ir::ValueId v, int producer) const {
-    return v != ir::kNoValue && is_floating(g.value(v).dtype) && made_by[static_cast<size_t>(v)] < producer;
-  }
-};
-
 // The element-wise node that alone reads slice value v, as steps over v; false when there is none
 // or it cannot run in the producer's store (an operand made after the producer, another dtype).
-bool absorbable_consumer(const ir::Graph& g, const GraphFacts& f, int producer, ir::ValueId v, ChannelSegment& seg) {
+bool absorbable_consumer(const ir::Graph& g, const ChannelFacts& f, int producer, ir::ValueId v, ChannelSegment& seg) {
   const int c = f.sole_reader(v);
   if (c < 0) return false;
   const ir::Node& x = g.nodes[static_cast<size_t>(c)];
@@ -74,7 +56,7 @@ bool absorbable_consumer(const ir::Graph& g, const GraphFacts& f, int producer, 
 
 // The producer's output when every reader is a channel Slice of it (no graph output, no
 // epilogue): the slice node indices, else empty.
-std::vector<size_t> channel_slice_readers(const ir::Graph& g, const GraphFacts& f, int producer) {
+std::vector<size_t> channel_slice_readers(const ir::Graph& g, const ChannelFacts& f, int producer) {
   const ir::Node& p = g.nodes[static_cast<size_t>(producer)];
   if (p.outputs.size() != 1 || p.outputs[0] == ir::kNoValue || !p.epilogue.empty()) return {};
   const ir::ValueId y = p.outputs[0];
@@ -91,8 +73,24 @@ bool disjoint(ChannelRange a, ChannelRange b) { return a.c0 + a.len <= b.c0 || b
 
 }  // namespace
 
+ChannelFacts::ChannelFacts(const ir::Graph& g) : readers(value_readers(g)), is_output(g.values.size(), 0), made_by(g.producers()) {
+  for (ir::ValueId v : g.outputs) is_output[static_cast<size_t>(v)] = 1;
+}
+
+int ChannelFacts::sole_reader(ir::ValueId v) const {
+  const auto& r = readers[static_cast<size_t>(v)];
+  return r.size() == 1 ? static_cast<int>(r[0]) : -1;
+}
+
+bool ChannelFacts::ready_before(const ir::Graph& g, ir::ValueId v, int producer) const {
+  return v != ir::kNoValue && is_floating(g.value(v).dtype) && made_by[static_cast<size_t>(v)] < producer;
+}
+
 std::optional<std::vector<ChannelSegment>> absorbable_segments(const ir::Graph& g, int producer) {
-  const GraphFacts f(g);
+  return absorbable_segments(g, ChannelFacts(g), producer);
+}
+
+std::optional<std::vector<ChannelSegment>> absorbable_segments(const ir::Graph& g, const ChannelFacts& f, int producer) {
   const std::vector<size_t> slices = channel_slice_readers(g, f, producer);
   if (slices.empty()) return std::nullopt;
   std::vector<ChannelSegment> segs;
@@ -112,8 +110,9 @@ std::optional<std::vector<ChannelSegment>> absorbable_segments(const ir::Graph& 
   return segs;
 }
 
-std::optional<GatePattern> gate_pattern(const ir::Graph& g, int producer) {
-  const GraphFacts f(g);
+std::optional<GatePattern> gate_pattern(const ir::Graph& g, int producer) { return gate_pattern(g, ChannelFacts(g), producer); }
+
+std::optional<GatePattern> gate_pattern(const ir::Graph& g, const ChannelFacts& f, int producer) {
   const std::vector<size_t> slices = channel_slice_readers(g, f, producer);
   if (slices.size() != 2 || slices[0] == slices[1]) return std::nullopt;
   for (int order = 0; order < 2; ++order) {

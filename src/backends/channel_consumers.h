@@ -12,6 +12,19 @@
 
 namespace lockstep::backends {
 
+// What the searches below read of the whole graph, made once per graph: a backend asks at every
+// conv of a segment, and remaking it each time (a vector per value) cost ~0.1 ms a conv.
+struct ChannelFacts {
+  std::vector<std::vector<size_t>> readers;  // value_readers: one entry per read
+  std::vector<char> is_output;
+  std::vector<int> made_by;
+  explicit ChannelFacts(const ir::Graph& graph);
+  // Exactly one read of v, by one node: its index, else -1.
+  int sole_reader(ir::ValueId v) const;
+  // A float value ready before node `producer` runs: a graph input, a constant, or made earlier.
+  bool ready_before(const ir::Graph& graph, ir::ValueId v, int producer) const;
+};
+
 // One channel Slice of the producer's output. With consumer >= 0 the Slice's value has that one
 // element-wise reader, which computes out = steps applied to the slice's values (its own op
 // first, then its epilogue; operands made before the producer runs, each broadcasting to the
@@ -28,6 +41,7 @@ struct ChannelSegment {
 // channel order; nullopt when some reader is not, when the output or a slice is a graph output,
 // when the producer has an epilogue, or when no segment has an absorbable consumer.
 std::optional<std::vector<ChannelSegment>> absorbable_segments(const ir::Graph& graph, int producer);
+std::optional<std::vector<ChannelSegment>> absorbable_segments(const ir::Graph& graph, const ChannelFacts& facts, int producer);
 
 // The WaveNet gate on the producer's output a: out = U_a(a[:, A]) * U_b(a[:, B]) for two channel
 // Slices of equal length and unary nodes U_a, U_b, where U_b's epilogue is the Mul by U_a's value
@@ -39,5 +53,6 @@ struct GatePattern {
   ir::ValueId out = ir::kNoValue;  // U_b's output: the gate
 };
 std::optional<GatePattern> gate_pattern(const ir::Graph& graph, int producer);
+std::optional<GatePattern> gate_pattern(const ir::Graph& graph, const ChannelFacts& facts, int producer);
 
 }  // namespace lockstep::backends

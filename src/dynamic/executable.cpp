@@ -327,9 +327,14 @@ class DynamicExecutable final : public Executable {
       if (id != ir::kNoValue) return id;
       id = static_cast<ir::ValueId>(g.values.size());
       source_id.push_back(v);
-      ir::Value& value = g.values.emplace_back(source_.values[static_cast<size_t>(v)]);
+      const ir::Value& from = source_.values[static_cast<size_t>(v)];
       known.push_back(this->known(v));
-      if (known.back()) {
+      ir::Value& value = g.values.emplace_back();
+      if (!known.back()) {
+        value = from;
+      } else {  // its symbolic dims are spent: not copied
+        value.name = from.name;
+        value.constant = from.constant;
         value.dtype = env_dtype_[static_cast<size_t>(v)];
         value.shape = shape_of(v);
         if (env_const_[static_cast<size_t>(v)] || parameter_reader_[static_cast<size_t>(v)]) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <exception>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,8 @@ namespace lockstep::passes {
 namespace {
 
 constexpr int64_t kAlignment = 64;
+// Intervals from which the placements run on two threads (a voice's encoder segment has ~870).
+constexpr size_t kParallelIntervals = 256;
 
 int64_t align_up(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
@@ -66,26 +70,38 @@ int64_t peak_live_bytes(const std::vector<Interval>& intervals, int steps) {
 struct Placed {
   std::vector<int> first, last;
   std::vector<int64_t> begin, end;  // bytes [begin, end)
-  std::vector<std::pair<int64_t, int64_t>> busy;  // fit()'s scratch, kept between calls
+
+  // Drops the intervals that end before `step`, keeping the byte order.
+  void retire_before(int step) {
+    size_t kept = 0;
+    for (size_t i = 0; i < first.size(); ++i) {
+      if (last[i] < step) continue;
+      first[kept] = first[i], last[kept] = last[i], begin[kept] = begin[i], end[kept] = end[i];
+      ++kept;
+    }
+    for (auto* column : {&first, &last}) column->resize(kept);
+    for (auto* column : {&begin, &end}) column->resize(kept);
+  }
 };
 
 // Where `iv` goes beside the already placed intervals that are live with it: the lowest gap that
-// fits (first fit) or the tightest one (best fit), else above them all.
-int64_t fit(const Interval& iv, Placed& placed, bool best_fit) {
-  std::vector<std::pair<int64_t, int64_t>>& busy = placed.busy;
-  busy.clear();
+// fits (first fit) or the tightest one (best fit), else above them all. The columns are in byte
+// order, so the scan stops at the first fit, or at a best fit's exact fit (none can be tighter).
+int64_t fit(const Interval& iv, const Placed& placed, bool best_fit) {
   const size_t count = placed.first.size();
-  for (size_t i = 0; i < count; ++i)
-    if (placed.first[i] <= iv.last && iv.first <= placed.last[i] && placed.end[i] > placed.begin[i])
-      busy.emplace_back(placed.begin[i], placed.end[i]);
+  const int* first = placed.first.data();
+  const int* last = placed.last.data();
+  const int64_t* begin = placed.begin.data();
+  const int64_t* end = placed.end.data();
   int64_t cursor = 0, best = -1, best_gap = INT64_MAX;
-  for (const auto& [begin, end] : busy) {
-    int64_t gap = begin - cursor;
+  for (size_t i = 0; i < count; ++i) {
+    if (first[i] > iv.last || iv.first > last[i]) continue;
+    const int64_t gap = begin[i] - cursor;
     if (gap >= iv.bytes) {
-      if (!best_fit) return cursor;
+      if (!best_fit || gap == iv.bytes) return cursor;
       if (gap < best_gap) best = cursor, best_gap = gap;
     }
-    cursor = std::max(cursor, end);
+    cursor = std::max(cursor, end[i]);
   }
   return best >= 0 ? best : cursor;
 }
@@ -95,16 +111,20 @@ struct Placement {
   int64_t arena_bytes = 0;
 };
 
-Placement place(const std::vector<Interval>& order, size_t value_count, bool best_fit) {
+// `by_start`: `order` is sorted by first step, so an interval that ends before the current one
+// starts is live beside none of those still to come and leaves the scan.
+Placement place(const std::vector<Interval>& order, size_t value_count, bool best_fit, bool by_start) {
   Placement result;
   result.offsets.assign(value_count, -1);
   Placed placed;
   for (auto* column : {&placed.first, &placed.last}) column->reserve(order.size());
   for (auto* column : {&placed.begin, &placed.end}) column->reserve(order.size());
   for (const auto& iv : order) {
+    if (by_start) placed.retire_before(iv.first);
     int64_t offset = fit(iv, placed, best_fit);
     result.offsets[iv.id] = offset;
     result.arena_bytes = std::max(result.arena_bytes, offset + iv.bytes);
+    if (iv.bytes == 0) continue;  // takes no bytes beside any other
     // Equal first bytes may go in any order: the gap before each is the same, and after the
     // first of them no gap is left before the others.
     const auto at = std::upper_bound(placed.begin.begin(), placed.begin.end(), offset) - placed.begin.begin();
@@ -155,13 +175,16 @@ void plan_memory(ir::Graph& graph, int64_t max_memory_bytes, const PlanAdjustmen
   std::vector<Interval> intervals = live_intervals(graph);
   std::vector<ir::ValueId> root(graph.values.size(), ir::kNoValue);  // an extension of an alias stretches its value
   for (const Alias& a : adjustments.aliases) root[static_cast<size_t>(a.value)] = a.of;
+  std::vector<int> interval_of(adjustments.extensions.empty() ? 0 : graph.values.size(), -1);
+  if (!interval_of.empty())
+    for (size_t i = 0; i < intervals.size(); ++i) interval_of[static_cast<size_t>(intervals[i].id)] = static_cast<int>(i);
   for (const LiveExtension& e : adjustments.extensions) {
     const ir::ValueId target = root[static_cast<size_t>(e.value)] != ir::kNoValue ? root[static_cast<size_t>(e.value)] : e.value;
-    for (Interval& iv : intervals) {
-      if (iv.id != target) continue;
-      if (e.first >= 0) iv.first = std::min(iv.first, e.first);
-      if (e.last >= 0) iv.last = std::max(iv.last, e.last);
-    }
+    const int i = interval_of[static_cast<size_t>(target)];
+    if (i < 0) continue;  // not stored (a constant)
+    Interval& iv = intervals[static_cast<size_t>(i)];
+    if (e.first >= 0) iv.first = std::min(iv.first, e.first);
+    if (e.last >= 0) iv.last = std::max(iv.last, e.last);
   }
   std::vector<ir::ValueId> alias_of = fold_aliases(graph, adjustments.aliases, intervals);
   ir::MemoryPlan plan;
@@ -182,15 +205,32 @@ void plan_memory(ir::Graph& graph, int64_t max_memory_bytes, const PlanAdjustmen
     if (a.bytes != b.bytes) return a.bytes > b.bytes;
     return a.id < b.id;
   });
-  Placement chosen;
-  bool have = false;
-  for (const auto* order : {&by_size, &by_start})
-    for (bool best_fit : {false, true}) {
-      Placement candidate = place(*order, graph.values.size(), best_fit);
-      if (!have || candidate.arena_bytes < chosen.arena_bytes) chosen = std::move(candidate), have = true;
-    }
-  plan.offsets = std::move(chosen.offsets);
-  plan.arena_bytes = chosen.arena_bytes;
+  // by size first fit, by size best fit, by start first fit, by start best fit; on a large graph
+  // the second (the costliest) on a thread of its own beside the others.
+  Placement candidates[4];
+  auto run = [&](int k) {
+    candidates[k] = place(k < 2 ? by_size : by_start, graph.values.size(), k % 2 == 1, k >= 2);
+  };
+  if (intervals.size() >= kParallelIntervals) {
+    std::exception_ptr failed;
+    std::thread beside([&] {
+      try {
+        run(1);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    });
+    for (int k : {0, 2, 3}) run(k);
+    beside.join();
+    if (failed) std::rethrow_exception(failed);
+  } else {
+    for (int k = 0; k < 4; ++k) run(k);
+  }
+  Placement* chosen = &candidates[0];
+  for (Placement& candidate : candidates)
+    if (candidate.arena_bytes < chosen->arena_bytes) chosen = &candidate;
+  plan.offsets = std::move(chosen->offsets);
+  plan.arena_bytes = chosen->arena_bytes;
   for (const Alias& a : adjustments.aliases) {
     plan.offsets[static_cast<size_t>(a.value)] = plan.offsets[static_cast<size_t>(a.of)] + a.byte_offset;
     plan.sizes[static_cast<size_t>(a.value)] = planned_value_bytes(graph.value(a.value));

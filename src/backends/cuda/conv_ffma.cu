@@ -405,7 +405,7 @@ void record_conv_ffma(Context& ctx, int node_index, NodeProgram& program) {
     record_epilogue(ctx, node_index, program, ir::kNoValue, fused);
     return;
   }
-  const auto found = backends::absorbable_segments(g, node_index);
+  const auto found = backends::absorbable_segments(g, ctx.channel_facts(), node_index);
   if (!found || found->size() > static_cast<size_t>(kMaxSegments)) return;
   std::vector<SegmentSpec> segs;
   Absorption a;

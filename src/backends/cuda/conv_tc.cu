@@ -56,11 +56,12 @@ std::atomic<int> recorded{0}, gate_clusters{0};
 
 // The gate this conv's split merge can compute (LOCKSTEP_CUDA_ABSORB=0: none): a plain conv with
 // no epilogue, split, on the mma.sync kernel.
-std::optional<backends::GatePattern> absorbable_gate(const ir::Graph& g, int node_index, const tc::Params& base, bool hopper) {
+std::optional<backends::GatePattern> absorbable_gate(const Context& ctx, int node_index, const tc::Params& base, bool hopper) {
+  const ir::Graph& g = ctx.graph();
   const ir::Node& node = g.nodes[static_cast<size_t>(node_index)];
   if (env_is("LOCKSTEP_CUDA_ABSORB", "0") || base.splits < 2 || base.shuffle != 1 || hopper || !node.epilogue.empty())
     return std::nullopt;
-  return backends::gate_pattern(g, node_index);
+  return backends::gate_pattern(g, ctx.channel_facts(), node_index);
 }
 
 // How many leading epilogue steps the kernel's store applies (Add of a same-shape float operand,
@@ -104,9 +105,11 @@ bool wgmma_enabled(int device) {
 // with no epilogue of its own and a float input: the Conv can apply it as it reads
 // (Params::pre_alpha). The executor drops the LeakyRelu's kernel only where every reader does.
 // -1 when there is none.
-int leaky_producer(const ir::Graph& g, int conv) {
+int leaky_producer(const Context& ctx, int conv) {
+  const ir::Graph& g = ctx.graph();
   const ir::ValueId x = g.nodes[static_cast<size_t>(conv)].inputs[0];
-  const int producer = env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE_SHARED", "0") ? sole_reader_producer(g, x) : conv_input_producer(g, x);
+  const int producer = env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE_SHARED", "0") ? sole_reader_producer(g, ctx.channel_facts(), x)
+                                                                          : conv_input_producer(g, ctx.channel_facts(), x);
   if (producer < 0) return -1;
   const ir::Node& l = g.nodes[static_cast<size_t>(producer)];
   if (l.op != ir::Op::LeakyRelu || !l.epilogue.empty() || l.outputs.size() != 1 || l.inputs.size() != 1) return -1;
@@ -327,7 +330,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   }
   if (smem > static_cast<size_t>(optin)) return false;  // very long dilations: cuDNN takes it
   // The WN gate this conv's merge can compute, and whether the split ranges merge in a cluster.
-  const auto gate = absorbable_gate(g, node_index, base, hopper);
+  const auto gate = absorbable_gate(ctx, node_index, base, hopper);
   bool cluster = gate && gate_cluster_ok(*gate, base, tile, cout, ks, smem);
   GateParams gp;
   if (gate) {
@@ -466,7 +469,7 @@ bool record_conv_tc(Context& ctx, int node_index, NodeProgram& program) {
   const int max_cout = max_cout_env && *max_cout_env ? std::atoi(max_cout_env) : tc::kPrologueMaxCout;
   const bool prologue_ok = env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE", "1") ||
                            (!env_is("LOCKSTEP_CUDA_FUSE_PROLOGUE", "0") && cout <= max_cout);
-  const int producer = !gate && prologue_ok ? leaky_producer(g, node_index) : -1;
+  const int producer = !gate && prologue_ok ? leaky_producer(ctx, node_index) : -1;
   if (producer >= 0) {
     const ir::Node& l = g.nodes[static_cast<size_t>(producer)];
     const size_t plain = program.launches.size() - 1;

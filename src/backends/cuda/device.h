@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/channel_consumers.h"
 #include "backends/in_place_plan.h"
 #include "ir/graph.h"
 #include "lockstep/lockstep.h"
@@ -103,6 +104,11 @@ class Context {
  public:
   explicit Context(const ir::Graph& graph) : graph_(graph) {}
   const ir::Graph& graph() const { return graph_; }
+  // The graph's readers and producers for the channel-consumer searches, made at the first ask.
+  const backends::ChannelFacts& channel_facts() const {
+    if (!channel_facts_) channel_facts_ = std::make_unique<backends::ChannelFacts>(graph_);
+    return *channel_facts_;
+  }
 
   // Device pointer of a value (valid once the executor has laid out the arena).
   void* ptr(ir::ValueId v) const { return value_ptr_.at(static_cast<size_t>(v)); }
@@ -160,6 +166,7 @@ class Context {
   bool needs_run_seed_ = false;
   std::vector<int> index_fault_nodes_;
   const ir::Graph& graph_;
+  mutable std::unique_ptr<backends::ChannelFacts> channel_facts_;
   size_t workspace_bytes_ = 0;
   size_t scratch_bytes_ = 0;
 };

@@ -490,8 +490,9 @@ namespace {
 // consumer's epilogue alone: nothing else reads `v` and it is no graph output. In graph replay
 // the consumer can apply it to that node's input as it reads (PrologueFusion): the WN layers'
 // Tanh beside Sigmoid * Mul is one kernel instead of two. -1 when there is none.
-int fused_operand_producer(const ir::Graph& g, int consumer, ir::ValueId v) {
-  const int producer = sole_reader_producer(g, v);
+int fused_operand_producer(const Context& ctx, int consumer, ir::ValueId v) {
+  const ir::Graph& g = ctx.graph();
+  const int producer = sole_reader_producer(g, ctx.channel_facts(), v);
   if (producer < 0 || producer >= consumer) return -1;
   const ir::Node& p = g.nodes[static_cast<size_t>(producer)];
   const int code = ew_code(p.op);
@@ -569,7 +570,7 @@ void record_elementwise(Context& ctx, int node_index, NodeProgram& program) {
   if (t != DType::Float32 || steps.size() > static_cast<size_t>(kMaxSteps) || env_is("LOCKSTEP_CUDA_FUSE_OPERAND", "0")) return;
   for (StepSpec& step : steps) {
     if (step.operand == ir::kNoValue) continue;
-    const int producer = fused_operand_producer(g, node_index, step.operand);
+    const int producer = fused_operand_producer(ctx, node_index, step.operand);
     if (producer < 0) continue;
     const ir::Node& p = g.nodes[static_cast<size_t>(producer)];
     step.operand = p.inputs[0];

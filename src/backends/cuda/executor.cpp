@@ -225,10 +225,13 @@ void CudaExecutable::lay_out() {
   const auto& plan = graph_.plan;
   size_t cursor = 0;
   std::vector<std::pair<size_t, size_t>> guard_spans;  // (offset, bytes) from the arena base
-  // Appends a slot; in safe mode with a canary guard before and right after its bytes.
-  auto add_slot = [&](const std::string& what, size_t bytes, bool fresh) {
+  // Appends a slot; in safe mode with a canary guard before and right after its bytes, named by
+  // what_of() (called only then: a voice segment lays out ~1,500 values at every new length).
+  auto add_slot = [&](auto&& what_of, size_t bytes) {
     cursor = align_up(cursor, kAlign);
+    std::string what;
     if (safe) {
+      what = what_of();
       guard_spans.push_back({cursor, kGuardBytes});
       guard_owner_.push_back("before " + what);
       cursor += kGuardBytes;
@@ -241,10 +244,9 @@ void CudaExecutable::lay_out() {
       guard_owner_.push_back("after " + what);
       cursor = end;
     }
-    slots_.push_back({what, bytes, at});
-    (void)fresh;
     return at;
   };
+  auto named = [](const char* what) { return [what] { return std::string(what); }; };
 
   std::vector<int64_t> value_offset(nvalues, -1);
   std::vector<bool> value_fresh(nvalues, false);
@@ -257,10 +259,10 @@ void CudaExecutable::lay_out() {
       shared_constants_.emplace_back(v, shared_constant(value.constant, value_bytes_[v], device_, value.name));
       continue;
     }
-    value_offset[v] = static_cast<int64_t>(add_slot("constant '" + value.name + "'", value_bytes_[v], false));
+    value_offset[v] = static_cast<int64_t>(add_slot([&] { return "constant '" + value.name + "'"; }, value_bytes_[v]));
   }
   std::vector<size_t> host_const_offset;
-  for (const Tensor& t : ctx_->host_constants_) host_const_offset.push_back(add_slot("compile-time constant", t.nbytes(), false));
+  for (const Tensor& t : ctx_->host_constants_) host_const_offset.push_back(add_slot(named("compile-time constant"), t.nbytes()));
 
   size_t plan_base = 0;
   if (plan && !safe) {
@@ -270,26 +272,26 @@ void CudaExecutable::lay_out() {
   }
   for (size_t v = 0; v < nvalues; ++v) {
     if (!used[v] || graph_.values[v].constant.defined()) continue;
-    const std::string what = "value '" + graph_.values[v].name + "'";
+    auto what = [&] { return "value '" + graph_.values[v].name + "'"; };
     const bool planned = plan && v < plan->offsets.size() && plan->offsets[v] >= 0;
     if (planned && !safe) {
       if (static_cast<size_t>(plan->sizes[v]) < value_bytes_[v])
-        throw Error(ErrorCode::Internal, "cuda: the memory plan gives " + what + " " + std::to_string(plan->sizes[v]) +
+        throw Error(ErrorCode::Internal, "cuda: the memory plan gives " + what() + " " + std::to_string(plan->sizes[v]) +
                                              " bytes, it needs " + std::to_string(value_bytes_[v]));
       value_offset[v] = static_cast<int64_t>(plan_base + static_cast<size_t>(plan->offsets[v]));
     } else {
-      value_offset[v] = static_cast<int64_t>(add_slot(what, value_bytes_[v], true));
+      value_offset[v] = static_cast<int64_t>(add_slot(what, value_bytes_[v]));
       value_fresh[v] = true;
     }
   }
   if (!safe && plan) value_fresh.assign(nvalues, false);
   ctx_->need_workspace(kMinWorkspace);
-  const size_t workspace_at = add_slot("workspace", ctx_->workspace_bytes(), true);
-  const size_t scratch_at = add_slot("scratch", std::max<size_t>(ctx_->scratch_bytes(), 4), true);
+  const size_t workspace_at = add_slot(named("workspace"), ctx_->workspace_bytes());
+  const size_t scratch_at = add_slot(named("scratch"), std::max<size_t>(ctx_->scratch_bytes(), 4));
   // Run-time state (device.h): the run's seed, then one IndexFault per indexing node.
   fault_bytes_ = ctx_->index_fault_nodes().size() * sizeof(IndexFault);
   const bool has_state = ctx_->needs_run_seed() || fault_bytes_ > 0;
-  const size_t state_at = has_state ? add_slot("run-time state", sizeof(uint64_t) + fault_bytes_, true) : 0;
+  const size_t state_at = has_state ? add_slot(named("run-time state"), sizeof(uint64_t) + fault_bytes_) : 0;
   size_t guard_table_at = 0, broken_at = 0;
   if (safe) {
     cursor = align_up(cursor, kAlign);

@@ -53,12 +53,6 @@ class CudaExecutable final : public Executable {
   // executable serialize; runs of different executables (a batch's lanes) overlap on the device.
   std::mutex run_mutex_;
 
-  struct Slot {
-    std::string what;   // "value 'x'", "workspace", ...
-    size_t bytes = 0;
-    size_t offset = 0;  // of the data, from the arena base
-  };
-
   void record_programs();
   void lay_out();
   void take_views();
@@ -113,7 +107,6 @@ class CudaExecutable final : public Executable {
   // (safe mode: every slot separate, with canary guards, plus the guard table).
   void* arena_ = nullptr;
   size_t arena_bytes_ = 0;
-  std::vector<Slot> slots_;
   std::vector<size_t> value_bytes_;  // per ValueId: bytes of the device buffer
   // Large constants in their process-wide device copies (executor.cpp), outside the arena.
   std::vector<std::pair<ir::ValueId, std::shared_ptr<const DeviceFloats>>> shared_constants_;

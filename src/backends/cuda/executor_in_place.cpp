@@ -182,7 +182,7 @@ void CudaExecutable::fuse_prologues() {
   }
   for (size_t i = 0; i < fusions.size(); ++i) {
     const int producer = fusions[i].producer;
-    if (ok[i] && applying[producer] != reader_count(graph_, graph_.nodes[static_cast<size_t>(producer)].outputs[0])) ok[i] = 0;
+    if (ok[i] && applying[producer] != reader_count(ctx_->channel_facts(), graph_.nodes[static_cast<size_t>(producer)].outputs[0])) ok[i] = 0;
   }
   // Later entries first: erasing a fused launch must not shift another entry's indices.
   for (size_t i = fusions.size(); i-- > 0;) {

@@ -124,15 +124,16 @@ std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out);
 void collapse_dims(std::vector<int64_t>& dims, std::vector<std::vector<int64_t>*> strides);
 // The node's constant int64 input `index` as a vector (empty when omitted).
 std::vector<int64_t> constant_ints(const ir::Graph& graph, const ir::Node& node, size_t index);
+// These three read the graph's readers and producers from `facts` (Context::channel_facts()).
 // The node whose outputs[0] is `v` when `v` is no graph output and is read exactly once in the
 // graph (node inputs and epilogue operands, each reference counted): a producer whose kernel a
 // reader can absorb (PrologueFusion). -1 otherwise.
-int sole_reader_producer(const ir::Graph& graph, ir::ValueId v);
+int sole_reader_producer(const ir::Graph& graph, const backends::ChannelFacts& facts, ir::ValueId v);
 // How many times the graph reads `v` (node inputs and epilogue operands, each reference counted);
 // -1 when `v` is a graph output.
-int reader_count(const ir::Graph& graph, ir::ValueId v);
+int reader_count(const backends::ChannelFacts& facts, ir::ValueId v);
 // The node whose outputs[0] is `v` when `v` is no graph output and every read of it is as input 0
 // of a Conv (several Convs may read it, each once): a producer all its readers can absorb. -1 otherwise.
-int conv_input_producer(const ir::Graph& graph, ir::ValueId v);
+int conv_input_producer(const ir::Graph& graph, const backends::ChannelFacts& facts, ir::ValueId v);
 
 }  // namespace lockstep::cuda

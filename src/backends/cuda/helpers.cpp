@@ -52,39 +52,31 @@ std::vector<int64_t> constant_ints(const ir::Graph& graph, const ir::Node& node,
 
 namespace {
 // The node whose outputs[0] is `v`, or -1.
-int output0_producer(const ir::Graph& graph, ir::ValueId v) {
-  for (int i = 0; i < static_cast<int>(graph.nodes.size()); ++i) {
-    const ir::Node& n = graph.nodes[static_cast<size_t>(i)];
-    if (!n.outputs.empty() && n.outputs[0] == v) return i;
-  }
-  return -1;
+int output0_producer(const ir::Graph& graph, const backends::ChannelFacts& facts, ir::ValueId v) {
+  const int n = facts.made_by[static_cast<size_t>(v)];
+  return n >= 0 && graph.nodes[static_cast<size_t>(n)].outputs[0] == v ? n : -1;
 }
 }  // namespace
 
-int reader_count(const ir::Graph& graph, ir::ValueId v) {
-  for (ir::ValueId out : graph.outputs)
-    if (out == v) return -1;
-  int readers = 0;
-  for (const ir::Node& n : graph.nodes) {
-    for (ir::ValueId in : n.inputs) readers += in == v;
-    for (const auto& step : n.epilogue) readers += step.operand == v;
-  }
-  return readers;
+int reader_count(const backends::ChannelFacts& facts, ir::ValueId v) {
+  if (facts.is_output[static_cast<size_t>(v)]) return -1;
+  return static_cast<int>(facts.readers[static_cast<size_t>(v)].size());
 }
 
-int conv_input_producer(const ir::Graph& graph, ir::ValueId v) {
-  if (reader_count(graph, v) < 1) return -1;
-  for (const ir::Node& n : graph.nodes) {
-    for (size_t k = 0; k < n.inputs.size(); ++k)
-      if (n.inputs[k] == v && (n.op != ir::Op::Conv || k != 0)) return -1;
+int conv_input_producer(const ir::Graph& graph, const backends::ChannelFacts& facts, ir::ValueId v) {
+  if (reader_count(facts, v) < 1) return -1;
+  for (size_t k : facts.readers[static_cast<size_t>(v)]) {
+    const ir::Node& n = graph.nodes[k];
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (n.inputs[i] == v && (n.op != ir::Op::Conv || i != 0)) return -1;
     for (const auto& step : n.epilogue)
       if (step.operand == v) return -1;
   }
-  return output0_producer(graph, v);
+  return output0_producer(graph, facts, v);
 }
 
-int sole_reader_producer(const ir::Graph& graph, ir::ValueId v) {
-  return reader_count(graph, v) == 1 ? output0_producer(graph, v) : -1;
+int sole_reader_producer(const ir::Graph& graph, const backends::ChannelFacts& facts, ir::ValueId v) {
+  return reader_count(facts, v) == 1 ? output0_producer(graph, facts, v) : -1;
 }
 
 }  // namespace lockstep::cuda
