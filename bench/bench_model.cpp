@@ -64,6 +64,54 @@ nlohmann::json run_churn(lockstep::Executable& exe, const std::vector<lockstep::
   return j;
 }
 
+// --first-calls: `calls` lengths no call of this process has met (phoneme counts from 10 to the given
+// ids' count, shuffled, cut from those ids), each timed at its first call and then as a cached call
+// (the median of three): the per-length ratios, and their median and spread. One process, so the
+// host's jitter between processes does not enter; lengths whose frame count an earlier call met
+// miss only the encoder's segment (`misses`).
+nlohmann::json run_first_calls(lockstep::Executable& exe, const std::vector<lockstep::Tensor>& inputs, int calls,
+                               const lockstep::RunOptions& run_options) {
+  using clock = std::chrono::steady_clock;
+  const lockstep::Tensor& ids = inputs.at(0);
+  if (inputs.size() < 3 || ids.dtype() != lockstep::DType::Int64 || ids.shape().size() != 2 || ids.numel() < 11)
+    throw lockstep::Error(lockstep::ErrorCode::InvalidArgument, "--first-calls needs a voice's inputs: input int64 [1, P], "
+                                                                "P > 10, input_lengths, scales");
+  std::vector<int64_t> lengths;
+  for (int64_t n = 10; n <= ids.numel(); ++n) lengths.push_back(n);
+  std::shuffle(lengths.begin(), lengths.end(), std::mt19937_64(20261206));
+  if (static_cast<int64_t>(lengths.size()) > calls) lengths.resize(static_cast<size_t>(calls));
+  const lockstep::dynamic::Stats* stage = lockstep::dynamic::stats(exe);
+  nlohmann::json rows = nlohmann::json::array();
+  std::vector<double> ratios;
+  for (int64_t n : lengths) {
+    // The last n ids keep the EOS and its pad where the given ids end with them.
+    lockstep::Tensor in(lockstep::DType::Int64, {1, n}), len(lockstep::DType::Int64, {1});
+    for (int64_t k = 0; k < n; ++k) in.data<int64_t>()[k] = ids.data<int64_t>()[ids.numel() - n + k];
+    len.data<int64_t>()[0] = n;
+    std::vector<lockstep::Tensor> call = inputs;
+    call[0] = in;
+    call[1] = len;
+    auto t = clock::now();
+    exe.run(call, run_options);
+    const double first = std::chrono::duration<double, std::milli>(clock::now() - t).count();
+    const int misses = stage ? stage->last_run_misses : 0;
+    std::vector<double> cached;
+    for (int r = 0; r < 3; ++r) {
+      t = clock::now();
+      exe.run(call, run_options);
+      cached.push_back(std::chrono::duration<double, std::milli>(clock::now() - t).count());
+    }
+    std::sort(cached.begin(), cached.end());
+    ratios.push_back(first / cached[1]);
+    rows.push_back({{"phonemes", n}, {"first_ms", first}, {"cached_ms", cached[1]}, {"misses", misses}});
+  }
+  std::vector<double> sorted = ratios;
+  std::sort(sorted.begin(), sorted.end());
+  auto at = [&](double q) { return sorted.empty() ? 0.0 : sorted[std::min(sorted.size() - 1, static_cast<size_t>(q * static_cast<double>(sorted.size())))]; };
+  return {{"calls", rows.size()}, {"ratio_median", at(0.5)}, {"ratio_p10", at(0.1)}, {"ratio_p90", at(0.9)},
+          {"ratio_max", sorted.empty() ? 0.0 : sorted.back()}, {"per_length", rows}};
+}
+
 // The process's peak resident memory so far (Linux reports it in KiB).
 double peak_rss_mb() {
   struct rusage usage {};
@@ -179,6 +227,10 @@ int main(int argc, char** argv) {
   app.add_option("--churn", churn,
                  "a voice (inputs input, input_lengths, scales): after the timed runs, this many calls of random "
                  "lengths (5-200 phonemes cut from the given ids), reporting resident memory and the segment cache");
+  int first_calls = 0;
+  app.add_option("--first-calls", first_calls,
+                 "a voice: after the timed runs, this many lengths no call has met (10 phonemes up to the given "
+                 "ids' count, cut from them), each timed at its first call and cached; prints the ratios");
   bool ragged = false;
   int lanes = 0;
   uint64_t seed = 0;
@@ -268,6 +320,7 @@ int main(int argc, char** argv) {
       row["cosine"] = m.cosine;
     }
     if (churn > 0) row["churn"] = run_churn(*exe, inputs, churn);
+    if (first_calls > 0) row["first_calls"] = run_first_calls(*exe, inputs, first_calls, run_options);
     std::cout << row.dump() << std::endl;
   } catch (const std::exception& e) {
     std::cerr << "lockstep_bench: " << e.what() << "\n";

@@ -88,6 +88,8 @@ class DynamicExecutable final : public Executable {
       : source_(std::move(graph)), backend_(backend), options_(std::move(options)), cache_(limits) {
     trace_ = std::getenv("LOCKSTEP_TRACE_SHAPES") != nullptr;
     cap_ = options_.max_memory_bytes > 0 ? options_.max_memory_bytes : default_memory_cap();
+    // LOCKSTEP_FOLD_MOVED_MAX_BYTES=N: fold moved data up to N bytes (passes::kMoveAtRunTimeBytes).
+    if (const char* moved = std::getenv("LOCKSTEP_FOLD_MOVED_MAX_BYTES")) moved_max_bytes_ = std::atoll(moved);
     // Segments run one after another (run() holds mutex_): their cpu arenas and workspaces share
     // one reservation, so resident memory is the largest segment's and warm pages are reused.
     options_.host_scratch = std::make_shared<HostScratch>(cap_);
@@ -379,7 +381,7 @@ class DynamicExecutable final : public Executable {
     }
     const double copy_ms = ms_since(t_build);
     auto t_probe = std::chrono::steady_clock::now();
-    ProbeResult pr = probe(g, known, cap_, trace_, predict ? &predicted : nullptr);
+    ProbeResult pr = probe(g, known, cap_, trace_, predict ? &predicted : nullptr, moved_max_bytes_);
     const double probe_ms = ms_since(t_probe);
 
     auto entry = std::make_shared<Entry>();
@@ -505,6 +507,7 @@ class DynamicExecutable final : public Executable {
     pipeline.fuse = options_.fuse;
     pipeline.observe = options_.observe;
     pipeline.max_memory_bytes = cap_;
+    pipeline.fold_moved_max_bytes = moved_max_bytes_;
     std::vector<Shape> seg_shapes;
     for (ir::ValueId v : seg_outputs) seg_shapes.push_back(s.value(v).shape);
     auto t_pipeline = std::chrono::steady_clock::now();
@@ -612,6 +615,7 @@ class DynamicExecutable final : public Executable {
   const Backend& backend_;
   Options options_;
   int64_t cap_ = 0;
+  int64_t moved_max_bytes_ = passes::kMoveAtRunTimeBytes;
   bool trace_ = false;  // LOCKSTEP_TRACE_SHAPES: one line per specialised segment on stderr
   std::vector<char> parameter_reader_;  // per value: read as a parameter input by some node
   std::vector<char> host_reader_;       // per value: read on the host (see the constructor)

@@ -48,7 +48,7 @@ bool ProbeResult::any_blocked() const {
 
 
 ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_bytes, bool timed,
-                  const std::vector<Prediction>* predictions) {
+                  const std::vector<Prediction>* predictions, int64_t moved_max_bytes) {
   known.resize(graph.values.size(), 0);
   for (size_t v = 0; v < graph.values.size(); ++v)
     if (graph.values[v].constant.defined()) known[v] = 1;
@@ -103,7 +103,7 @@ ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_b
         graph.value(node.outputs.at(0)).constant =
             Tensor::from_vector<int64_t>({end - start}, std::vector<int64_t>(x.begin() + start, x.begin() + end));
         state = NodeState::Folded;
-      } else if (passes::foldable(graph, node, kProbeFoldMaxBytes)) {
+      } else if (passes::foldable(graph, node, kProbeFoldMaxBytes, moved_max_bytes)) {
         passes::fold_node(graph, node);
         state = NodeState::Folded;
       }

@@ -38,7 +38,8 @@ struct ProbeResult {
 // An output over `max_value_bytes` (> 0) is Error(LimitExceeded) naming the node, value and size.
 // With `predictions` (per graph node), a Host node that has one is Predicted instead: its outputs
 // become the constants it would give on the predicted mask, and the nodes after it go on.
+// Data moved out of constants folds up to `moved_max_bytes` (passes::foldable).
 ProbeResult probe(ir::Graph& graph, std::vector<char> known, int64_t max_value_bytes, bool timed = false,
-                  const std::vector<Prediction>* predictions = nullptr);
+                  const std::vector<Prediction>* predictions = nullptr, int64_t moved_max_bytes = INT64_MAX);
 
 }  // namespace lockstep::dynamic

@@ -32,10 +32,21 @@ int64_t output_bytes(const ir::Graph& graph, const ir::Node& node) {
   return total;
 }
 
-bool foldable(const ir::Graph& graph, const ir::Node& node, int64_t max_bytes) {
+bool moves_data(ir::Op op) {
+  switch (op) {
+    case ir::Op::Pad: case ir::Op::Slice: case ir::Op::Transpose: case ir::Op::Concat: case ir::Op::Expand:
+    case ir::Op::Gather: case ir::Op::Split:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool foldable(const ir::Graph& graph, const ir::Node& node, int64_t max_bytes, int64_t max_moved_bytes) {
   if (!all_inputs_constant(graph, node)) return false;
   const int64_t bytes = output_bytes(graph, node);
-  return bytes >= 0 && bytes <= max_bytes && !(node.op == ir::Op::ConstantOfShape && bytes >= kFillAtRunTimeBytes);
+  if (bytes < 0 || bytes > max_bytes || (moves_data(node.op) && bytes > max_moved_bytes)) return false;
+  return !(node.op == ir::Op::ConstantOfShape && bytes >= kFillAtRunTimeBytes);
 }
 
 namespace {

@@ -1,6 +1,8 @@
 // Shared by infer_shapes and fold_constants: evaluating an all-constant node into constants.
 #pragma once
 
+#include <cstdint>
+
 #include "ir/graph.h"
 
 namespace lockstep::passes {
@@ -14,8 +16,17 @@ int64_t output_bytes(const ir::Graph& graph, const ir::Node& node);
 // less than materialising the tensor at every compile (page faults) and copying it to the device
 // (a voice's flows folded 24 zero tensors of ~0.5 MB at every new length: ~8 ms of probe).
 inline constexpr int64_t kFillAtRunTimeBytes = int64_t{64} << 10;
-// all_inputs_constant, outputs of known size within `max_bytes`, and not a large fill.
-bool foldable(const ir::Graph& graph, const ir::Node& node, int64_t max_bytes);
+// In a run-time shape segment, data moved out of constants (a Pad, Slice, Transpose, Concat,
+// Expand, Gather or Split of them) from this size on is moved on the device at each run
+// instead of folded on the host at each new length: the voice's relative-position tables (9 rows
+// padded to 2L-1, sliced, transposed: ~0.4 MB each at 500 phonemes) cost ~6 ms of a 13 s
+// sentence's probe and went to the device as constants. Exact either way: the bytes only move.
+inline constexpr int64_t kMoveAtRunTimeBytes = int64_t{64} << 10;
+// Whether `op` only moves or repeats its input's elements (the ops kMoveAtRunTimeBytes names).
+bool moves_data(ir::Op op);
+// all_inputs_constant, outputs of known size within `max_bytes` (a moves_data op's within
+// `max_moved_bytes`), and not a large fill.
+bool foldable(const ir::Graph& graph, const ir::Node& node, int64_t max_bytes, int64_t max_moved_bytes = INT64_MAX);
 // Evaluates `node` with the reference and stores its outputs as constants of their values'
 // dtypes (floating results are rounded back to the value's dtype).
 void fold_node(ir::Graph& graph, const ir::Node& node);

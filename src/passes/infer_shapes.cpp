@@ -30,7 +30,7 @@ void check_declared(const ir::Node& node, const ir::Value& value, const ir::Valu
 
 }  // namespace
 
-void infer_shapes(ir::Graph& graph) {
+void infer_shapes(ir::Graph& graph, int64_t fold_moved_max_bytes) {
   std::vector<ir::Node> kept;
   kept.reserve(graph.nodes.size());
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
@@ -56,7 +56,7 @@ void infer_shapes(ir::Graph& graph) {
           {end - start}, std::vector<int64_t>(x.begin() + start, x.begin() + end));
       continue;
     }
-    if (foldable(graph, node, kInferFoldMaxBytes)) {
+    if (foldable(graph, node, kInferFoldMaxBytes, fold_moved_max_bytes)) {
       fold_node(graph, node);
       continue;
     }

@@ -5,10 +5,12 @@
 // node. Mandatory, not a counted application. Tested in tests/passes/infer_shapes_test.cpp.
 #pragma once
 
+#include <cstdint>
+
 #include "ir/graph.h"
 
 namespace lockstep::passes {
 
-void infer_shapes(ir::Graph& graph);
+void infer_shapes(ir::Graph& graph, int64_t fold_moved_max_bytes = INT64_MAX);
 
 }  // namespace lockstep::passes

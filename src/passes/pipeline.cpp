@@ -91,7 +91,7 @@ std::vector<std::string> run_pipeline(ir::Graph& graph, const PipelineOptions& o
   PassContext ctx(options);
   PassLogger logger(options, ctx);
   ir::verify(graph);
-  infer_shapes(graph);
+  infer_shapes(graph, options.fold_moved_max_bytes);
   logger.after("infer_shapes", graph);
   fold_constants(graph, ctx);
   logger.after("fold_constants", graph);

@@ -2,6 +2,7 @@
 // "application" so that --opt-bisect-limit=N can stop after exactly N of them.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <map>
@@ -20,6 +21,9 @@ struct PipelineOptions {
   std::vector<std::string> observe;  // ONNX node names whose values fusion must keep observable
   bool plan = true;
   int64_t max_memory_bytes = 0;   // 0: no cap on the arena
+  // Data moved out of constants (fold_support.h's moves_data) is folded up to this many bytes;
+  // run-time shape segments pass kMoveAtRunTimeBytes.
+  int64_t fold_moved_max_bytes = INT64_MAX;
   // Called after each pass with its name, the graph as it stands and the applications so far
   // (tests run the reference here).
   std::function<void(const std::string& pass, const ir::Graph& graph, int applications)> after_pass;

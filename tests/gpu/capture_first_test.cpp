@@ -1,8 +1,8 @@
 // The suite's executables capture their graph at the first run (LOCKSTEP_CUDA_CAPTURE_FIRST=1,
 // set before any test compiles): most tests run an executable once and compare bits between
-// configurations, and under the default (a first run launches eagerly) they would never reach
-// the graph-only launches (absorbed consumers, fused prologues). The default itself is tested
-// below, on whole models.
+// configurations, and under the default (a first run streams the graph's launches uncaptured)
+// they would never exercise the captured graph. The default itself is tested below, on whole
+// models, against node-by-node runs too (LOCKSTEP_CUDA_EAGER_NODES=1: every node's own kernels).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -39,9 +39,15 @@ TEST(CudaFirstRun, EagerFirstRunThenGraphGiveTheSameBitsOnTheSharedModels) {
     const Tensor captured = lazy->run(inputs).at(0).clone();
     const Tensor replayed = lazy->run(inputs).at(0).clone();
     const Tensor graph_first = compile(model, "cuda")->run(inputs).at(0).clone();
+    setenv("LOCKSTEP_CUDA_CAPTURE_FIRST", "0", 1);
+    setenv("LOCKSTEP_CUDA_EAGER_NODES", "1", 1);
+    const Tensor node_by_node = compile(model, "cuda")->run(inputs).at(0).clone();
+    unsetenv("LOCKSTEP_CUDA_EAGER_NODES");
+    setenv("LOCKSTEP_CUDA_CAPTURE_FIRST", "1", 1);
     EXPECT_TRUE(same_bits(eager, captured)) << name << ": the eager first run and the captured graph differ";
     EXPECT_TRUE(same_bits(captured, replayed)) << name;
     EXPECT_TRUE(same_bits(eager, graph_first)) << name << ": differs from an executable that captured at once";
+    EXPECT_TRUE(same_bits(eager, node_by_node)) << name << ": differs from a run of every node's own kernels";
     ++ran;
   }
   if (ran == 0) GTEST_SKIP() << "none of the shared models is in " << dir;

@@ -258,7 +258,7 @@ TEST(CudaVoice, BatchLanesGiveEachRowItsBatchOneBits) {
                                      Tensor::from_vector<float>({n, 3}, scales)};
   for (int lanes : {1, 3, 0}) {  // 0: cuda's default, 8 lanes on a host of 8 CPUs or more
     voices::PiperBatcher batcher(model, "cuda", {}, lanes);
-    if (lanes == 0) EXPECT_EQ(batcher.lanes(), std::min(4, std::max(1, cpu::usable_cpus())));
+    if (lanes == 0) EXPECT_EQ(batcher.lanes(), std::min(8, std::max(1, cpu::usable_cpus())));
     for (int round = 0; round < 2; ++round) {  // the second: each length on a lane that has it cached
       const std::vector<voices::BatchResult> got = batcher.run(batch, seeds);
       for (int64_t b = 0; b < n; ++b) {

@@ -148,6 +148,50 @@ Tensor ramp(Shape shape, float scale) {  // distinct values, some needing all 24
   return Tensor::from_vector<float>(std::move(shape), v);
 }
 
+// Data moved out of constants (the voice's relative-position tables: a 9-row table padded to
+// 2L-1 rows, then sliced) folds up to the limit a run-time shape segment passes
+// (kMoveAtRunTimeBytes) and stays a run-time node from one byte over it, in infer_shapes,
+// fold_constants and the probe; with no limit (a static graph's compile) it always folds. Element-
+// wise arithmetic on constants is not a move and folds at any of these sizes.
+TEST(FoldConstants, LargeMovesStayRunTimeNodesInSegments) {
+  const int64_t limit = passes::kMoveAtRunTimeBytes;
+  const int64_t row = 96 * 4;  // bytes of one float32 row of 96
+  for (const int64_t rows : {limit / row, limit / row + 1}) {
+    const bool big = rows * row > limit;
+    const int64_t pad = (rows - 9) / 2, rows_out = 9 + 2 * pad + (rows - 9) % 2;
+    GraphBuilder b;
+    ir::ValueId table = b.constant("table", ramp({1, 9, 96}, 0.25f));
+    ir::ValueId padded = b.node(Op::Pad, "pad", {table, b.ints("pads", {0, pad, 0, 0, pad + (rows - 9) % 2, 0})}, {1, rows_out, 96});
+    ir::ValueId sliced = b.node(Op::Slice, "slice", {padded, b.ints("starts", {1}), b.ints("ends", {rows_out}), b.ints("axes", {1})},
+                                {1, rows_out - 1, 96});
+    ir::ValueId scaled = b.node(Op::Mul, "scale", {b.constant("half", ramp({1, 1, 96}, 0.5f)), b.constant("big", ramp({1, rows, 96}, 1.0f))},
+                                {1, rows, 96});
+    ir::ValueId x = b.input("x", {1, rows_out - 1, 96});
+    b.output(b.node(Op::Add, "add", {x, sliced}, {1, rows_out - 1, 96}));
+    b.output(b.node(Op::Add, "add2", {b.input("z", {1, rows, 96}), scaled}, {1, rows, 96}));
+    ASSERT_EQ(rows_out * row > limit, big);
+    for (const int64_t moved : {limit, INT64_MAX}) {
+      const bool stays = big && moved == limit;
+      const std::string at = std::to_string(rows) + " rows, limit " + std::to_string(moved);
+      ir::Graph infer = b.graph(), fold = b.graph(), probed = b.graph();
+      passes::infer_shapes(infer, moved);
+      EXPECT_EQ(infer.is_constant(padded), !stays) << at;
+      EXPECT_EQ(infer.is_constant(sliced), !stays) << at;
+      passes::PipelineOptions options;
+      options.fold_moved_max_bytes = moved;
+      passes::PassContext ctx(options);
+      passes::fold_constants(fold, ctx);
+      EXPECT_EQ(fold.is_constant(sliced), !stays) << at;
+      EXPECT_TRUE(fold.is_constant(scaled)) << at;
+      const dynamic::ProbeResult r = dynamic::probe(probed, {}, int64_t{1} << 30, false, nullptr, moved);
+      ASSERT_EQ(r.states.size(), 5u);
+      EXPECT_EQ(r.states[0], stays ? dynamic::NodeState::Runnable : dynamic::NodeState::Folded) << at;  // pad
+      EXPECT_EQ(r.states[1], stays ? dynamic::NodeState::Runnable : dynamic::NodeState::Folded) << at;  // slice
+      EXPECT_EQ(r.states[2], dynamic::NodeState::Folded) << at;                                         // scale
+    }
+  }
+}
+
 TEST(FoldConstants, ElementMovesAndUniformUnaryOpsFoldToTheEvaluatorsBytes) {
   struct Case {
     std::string name;

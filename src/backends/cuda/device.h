@@ -51,8 +51,9 @@ inline Tensor to_device_repr(const Tensor& t) { return t.dtype() == DType::Float
 struct Launch {
   std::string kernel;                        // named in safe-mode reports
   std::function<void(cudaStream_t)> fn;      // enqueues work on the stream; never synchronizes
-  // Eager runs (taps, faults, safe mode) and graph replay can run different launches of a node:
-  // a fused prologue replaces its producer's kernel in the graph only (same bits either way).
+  // Node-by-node runs (taps, faults, safe mode) and graph replay can run different launches of a
+  // node: a fused prologue replaces its producer's kernel in the graph only (same bits either
+  // way). A plain first run streams the graph's launches without capturing them.
   enum class When : unsigned char { kAlways, kEagerOnly, kGraphOnly } when = When::kAlways;
   bool in_graph() const { return when != When::kEagerOnly; }
   bool in_eager() const { return when != When::kGraphOnly; }

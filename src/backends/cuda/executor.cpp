@@ -102,6 +102,7 @@ CudaExecutable::CudaExecutable(const ir::Graph& graph, const Options& options) :
     host_times_ = env_is("LOCKSTEP_CUDA_HOST_TIMES", "1");
     pinned_outputs_ = !env_is("LOCKSTEP_CUDA_PINNED_OUTPUTS", "0");
     capture_first_ = env_is("LOCKSTEP_CUDA_CAPTURE_FIRST", "1");
+    eager_nodes_ = env_is("LOCKSTEP_CUDA_EAGER_NODES", "1");
     phases.mark("handles");
     record_programs();
     phases.mark("programs");

@@ -160,6 +160,7 @@ class CudaExecutable final : public Executable {
   cudaGraphExec_t graph_exec_ = nullptr;
   bool ran_ = false;            // the first run is eager; the graph is captured at the second
   bool capture_first_ = false;  // LOCKSTEP_CUDA_CAPTURE_FIRST=1: capture at the first run instead
+  bool eager_nodes_ = false;    // LOCKSTEP_CUDA_EAGER_NODES=1: eager runs launch every node's own kernels
   // Event nodes in the run graph around the kernels (after the input copies, before the output
   // copies): last_device_ms().
   cudaEvent_t kernels_begin_ = nullptr, kernels_end_ = nullptr;

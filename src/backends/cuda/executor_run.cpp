@@ -239,6 +239,10 @@ void CudaExecutable::check_canaries(const std::string& kernel, int node_index) {
 
 void CudaExecutable::run_eager(const RunOptions& options) {
   const bool safe = options_.safe;
+  // Node by node (every node's own kernels) only where something looks between nodes: taps,
+  // faults, safe mode. A plain first run streams the graph's launches uncaptured: the same
+  // kernels and bits as its replays, and fewer of them (absorbed consumers, fused prologues).
+  const bool node_by_node = safe || options.tap || options.fault_for_testing || eager_nodes_;
   if (safe) {
     for (const auto& [ptr, bytes] : fresh_) launch_nan_fill(ptr, bytes, stream_);
     check_cuda(cudaStreamSynchronize(stream_), "safe mode NaN fill");
@@ -250,7 +254,7 @@ void CudaExecutable::run_eager(const RunOptions& options) {
   for (auto& program : programs_) {
     const ir::Node& node = graph_.nodes[static_cast<size_t>(program.node)];
     for (auto& launch : program.launches) {
-      if (!launch.in_eager()) continue;
+      if (node_by_node ? !launch.in_eager() : !launch.in_graph()) continue;
       launch.fn(stream_);
       if (safe) {
         check_cuda(cudaGetLastError(), "launch " + launch.kernel, node.name);
@@ -389,8 +393,8 @@ std::vector<Tensor> CudaExecutable::run_locked(const std::vector<Tensor>& inputs
   stage_inputs(inputs);  // the previous run synchronized, so the staging buffer is free
   if (ctx_->needs_run_seed()) std::memcpy(static_cast<std::byte*>(in_stage_) + seed_stage_offset_, &options.seed, sizeof(uint64_t));
   const auto t1 = clock::now();
-  // A shape's first run launches eagerly (the same launches' bits as the graph, device.h): a
-  // length met once never pays the graph's capture and instantiation (1-7 ms a voice segment).
+  // A shape's first run launches eagerly (the graph's launches, uncaptured: run_eager): a length
+  // met once never pays the graph's capture and instantiation (1-7 ms a voice segment).
   const bool first = !graph_exec_ && !ran_ && !capture_first_;
   const bool eager = options.tap || options.fault_for_testing || options_.safe || first;
   const bool graph = !eager && !profile_;
