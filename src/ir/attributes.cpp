@@ -7,37 +7,59 @@ namespace lockstep::ir {
 
 namespace {
 template <class T>
-const T& typed(const std::map<std::string, Attribute>& values, const std::string& name, const char* type) {
-  const Attribute& a = values.at(name);
+const T& typed(const Attribute& a, const std::string& name, const char* type) {
   if (const T* v = std::get_if<T>(&a)) return *v;
   throw Error(ErrorCode::UnsupportedAttribute, "attribute '" + name + "' is not of type " + type);
 }
 }  // namespace
 
+const Attribute* Attributes::find(const std::string& name) const {
+  if (!values_) return nullptr;
+  const auto it = values_->find(name);
+  return it == values_->end() ? nullptr : &it->second;
+}
+
+Attributes::Map* Attributes::own() {
+  if (!values_ || values_.use_count() > 1) values_ = std::make_shared<Map>(values_ ? *values_ : Map{});
+  return const_cast<Map*>(values_.get());  // made here as a non-const Map, and held by this object alone
+}
+
+const Attributes::Map& Attributes::empty() {
+  static const Map none;
+  return none;
+}
+
 int64_t Attributes::get_int(const std::string& name, int64_t fallback) const {
-  return has(name) ? typed<int64_t>(values_, name, "int") : fallback;
+  const Attribute* a = find(name);
+  return a ? typed<int64_t>(*a, name, "int") : fallback;
 }
 float Attributes::get_float(const std::string& name, float fallback) const {
-  return has(name) ? typed<float>(values_, name, "float") : fallback;
+  const Attribute* a = find(name);
+  return a ? typed<float>(*a, name, "float") : fallback;
 }
 std::string Attributes::get_string(const std::string& name, const std::string& fallback) const {
-  return has(name) ? typed<std::string>(values_, name, "string") : fallback;
+  const Attribute* a = find(name);
+  return a ? typed<std::string>(*a, name, "string") : fallback;
 }
 std::vector<int64_t> Attributes::get_ints(const std::string& name, const std::vector<int64_t>& fallback) const {
-  return has(name) ? typed<std::vector<int64_t>>(values_, name, "ints") : fallback;
+  const Attribute* a = find(name);
+  return a ? typed<std::vector<int64_t>>(*a, name, "ints") : fallback;
 }
 std::vector<float> Attributes::get_floats(const std::string& name, const std::vector<float>& fallback) const {
-  return has(name) ? typed<std::vector<float>>(values_, name, "floats") : fallback;
+  const Attribute* a = find(name);
+  return a ? typed<std::vector<float>>(*a, name, "floats") : fallback;
 }
 const Tensor* Attributes::get_tensor(const std::string& name) const {
-  return has(name) ? &typed<Tensor>(values_, name, "tensor") : nullptr;
+  const Attribute* a = find(name);
+  return a ? &typed<Tensor>(*a, name, "tensor") : nullptr;
 }
 
 bool Attributes::operator==(const Attributes& other) const {
-  if (values_.size() != other.values_.size()) return false;
-  for (const auto& [k, v] : values_) {
-    auto it = other.values_.find(k);
-    if (it == other.values_.end() || attribute_str(v) != attribute_str(it->second)) return false;
+  const Map &mine = all(), &theirs = other.all();
+  if (mine.size() != theirs.size()) return false;
+  for (const auto& [k, v] : mine) {
+    auto it = theirs.find(k);
+    if (it == theirs.end() || attribute_str(v) != attribute_str(it->second)) return false;
   }
   return true;
 }

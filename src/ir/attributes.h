@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -15,10 +16,13 @@ using Attribute =
 
 class Attributes {
  public:
-  bool has(const std::string& name) const { return values_.count(name) != 0; }
-  void set(const std::string& name, Attribute value) { values_[name] = std::move(value); }
-  void erase(const std::string& name) { values_.erase(name); }
-  const std::map<std::string, Attribute>& all() const { return values_; }
+  using Map = std::map<std::string, Attribute>;
+  bool has(const std::string& name) const { return find(name) != nullptr; }
+  void set(const std::string& name, Attribute value) { (*own())[name] = std::move(value); }
+  void erase(const std::string& name) {
+    if (has(name)) own()->erase(name);
+  }
+  const Map& all() const { return values_ ? *values_ : empty(); }
 
   // Typed getters throw Error(UnsupportedAttribute) when the attribute has another type.
   int64_t get_int(const std::string& name, int64_t fallback) const;
@@ -31,7 +35,12 @@ class Attributes {
   bool operator==(const Attributes& other) const;
 
  private:
-  std::map<std::string, Attribute> values_;
+  // Shared by copies until one of them changes (copy on write): a run-time shape miss copies the
+  // not-yet-run part of a voice's graph, ~2,700 nodes, at every new length.
+  std::shared_ptr<const Map> values_;
+  const Attribute* find(const std::string& name) const;
+  Map* own();  // this object's own map, copied first where it is shared
+  static const Map& empty();
 };
 
 std::string attribute_str(const Attribute& value);  // for the printer and canonical hashing
