@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <climits>
 #include <exception>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace lockstep::passes {
@@ -212,17 +212,22 @@ void plan_memory(ir::Graph& graph, int64_t max_memory_bytes, const PlanAdjustmen
     candidates[k] = place(k < 2 ? by_size : by_start, graph.values.size(), k % 2 == 1, k >= 2);
   };
   if (intervals.size() >= kParallelIntervals) {
-    std::exception_ptr failed;
+    std::exception_ptr failed[2];
     std::thread beside([&] {
       try {
         run(1);
       } catch (...) {
-        failed = std::current_exception();
+        failed[1] = std::current_exception();
       }
     });
-    for (int k : {0, 2, 3}) run(k);
-    beside.join();
-    if (failed) std::rethrow_exception(failed);
+    try {
+      for (int k : {0, 2, 3}) run(k);
+    } catch (...) {
+      failed[0] = std::current_exception();
+    }
+    beside.join();  // before anything leaves this scope: a joinable thread's destructor terminates
+    for (const std::exception_ptr& e : failed)
+      if (e) std::rethrow_exception(e);
   } else {
     for (int k = 0; k < 4; ++k) run(k);
   }
