@@ -33,22 +33,35 @@ double resident_mb() {
 }
 
 // Many calls of random lengths (issue 22: no memory growth past the plan cache's bound).
-nlohmann::json run_churn(lockstep::Executable& exe, const std::vector<lockstep::Tensor>& inputs, int calls) {
+// A voice's given inputs (input int64 [1, P] with P >= min_ids, input_lengths, scales) checked for
+// `flag`'s calls; Error(InvalidArgument) naming the flag otherwise.
+const lockstep::Tensor& voice_ids(const std::vector<lockstep::Tensor>& inputs, const char* flag, int64_t min_ids) {
   const lockstep::Tensor& ids = inputs.at(0);
-  if (inputs.size() < 3 || ids.dtype() != lockstep::DType::Int64 || ids.shape().size() != 2 || ids.numel() == 0)
-    throw lockstep::Error(lockstep::ErrorCode::InvalidArgument, "--churn needs a voice's inputs: input int64 [1, P], "
-                                                                "input_lengths, scales");
+  if (inputs.size() < 3 || ids.dtype() != lockstep::DType::Int64 || ids.shape().size() != 2 || ids.numel() < min_ids)
+    throw lockstep::Error(lockstep::ErrorCode::InvalidArgument, std::string(flag) + " needs a voice's inputs: input int64 [1, P], P >= " +
+                                                                    std::to_string(min_ids) + ", input_lengths, scales");
+  return ids;
+}
+
+// The voice's inputs with `n` phonemes: ids[(first + k) % P] for k < n, and input_lengths n.
+std::vector<lockstep::Tensor> voice_call(const std::vector<lockstep::Tensor>& inputs, int64_t n, int64_t first) {
+  const lockstep::Tensor& ids = inputs.at(0);
+  lockstep::Tensor in(lockstep::DType::Int64, {1, n}), len(lockstep::DType::Int64, {1});
+  for (int64_t k = 0; k < n; ++k) in.data<int64_t>()[k] = ids.data<int64_t>()[(first + k) % ids.numel()];
+  len.data<int64_t>()[0] = n;
+  std::vector<lockstep::Tensor> call = inputs;
+  call[0] = in;
+  call[1] = len;
+  return call;
+}
+
+nlohmann::json run_churn(lockstep::Executable& exe, const std::vector<lockstep::Tensor>& inputs, int calls) {
+  voice_ids(inputs, "--churn", 1);
   std::mt19937_64 rng(20261202);
   std::vector<double> rss;
   for (int i = 0; i < calls; ++i) {
     const int64_t n = 5 + static_cast<int64_t>(rng() % 196);
-    lockstep::Tensor in(lockstep::DType::Int64, {1, n}), len(lockstep::DType::Int64, {1});
-    for (int64_t k = 0; k < n; ++k) in.data<int64_t>()[k] = ids.data<int64_t>()[(k + i) % ids.numel()];
-    len.data<int64_t>()[0] = n;
-    std::vector<lockstep::Tensor> call = inputs;
-    call[0] = in;
-    call[1] = len;
-    exe.run(call);
+    exe.run(voice_call(inputs, n, i));
     if ((i + 1) % std::max(1, calls / 10) == 0) {
       rss.push_back(resident_mb());
       std::cerr << "lockstep_bench: churn call " << i + 1 << ": resident " << rss.back() << " MB\n";
@@ -72,10 +85,7 @@ nlohmann::json run_churn(lockstep::Executable& exe, const std::vector<lockstep::
 nlohmann::json run_first_calls(lockstep::Executable& exe, const std::vector<lockstep::Tensor>& inputs, int calls,
                                const lockstep::RunOptions& run_options) {
   using clock = std::chrono::steady_clock;
-  const lockstep::Tensor& ids = inputs.at(0);
-  if (inputs.size() < 3 || ids.dtype() != lockstep::DType::Int64 || ids.shape().size() != 2 || ids.numel() < 11)
-    throw lockstep::Error(lockstep::ErrorCode::InvalidArgument, "--first-calls needs a voice's inputs: input int64 [1, P], "
-                                                                "P > 10, input_lengths, scales");
+  const lockstep::Tensor& ids = voice_ids(inputs, "--first-calls", 11);
   std::vector<int64_t> lengths;
   for (int64_t n = 10; n <= ids.numel(); ++n) lengths.push_back(n);
   std::shuffle(lengths.begin(), lengths.end(), std::mt19937_64(20261206));
@@ -85,12 +95,7 @@ nlohmann::json run_first_calls(lockstep::Executable& exe, const std::vector<lock
   std::vector<double> ratios;
   for (int64_t n : lengths) {
     // The last n ids keep the EOS and its pad where the given ids end with them.
-    lockstep::Tensor in(lockstep::DType::Int64, {1, n}), len(lockstep::DType::Int64, {1});
-    for (int64_t k = 0; k < n; ++k) in.data<int64_t>()[k] = ids.data<int64_t>()[ids.numel() - n + k];
-    len.data<int64_t>()[0] = n;
-    std::vector<lockstep::Tensor> call = inputs;
-    call[0] = in;
-    call[1] = len;
+    const std::vector<lockstep::Tensor> call = voice_call(inputs, n, ids.numel() - n);
     auto t = clock::now();
     exe.run(call, run_options);
     const double first = std::chrono::duration<double, std::milli>(clock::now() - t).count();

@@ -86,10 +86,6 @@ bool ChannelFacts::ready_before(const ir::Graph& g, ir::ValueId v, int producer)
   return v != ir::kNoValue && is_floating(g.value(v).dtype) && made_by[static_cast<size_t>(v)] < producer;
 }
 
-std::optional<std::vector<ChannelSegment>> absorbable_segments(const ir::Graph& g, int producer) {
-  return absorbable_segments(g, ChannelFacts(g), producer);
-}
-
 std::optional<std::vector<ChannelSegment>> absorbable_segments(const ir::Graph& g, const ChannelFacts& f, int producer) {
   const std::vector<size_t> slices = channel_slice_readers(g, f, producer);
   if (slices.empty()) return std::nullopt;
@@ -109,8 +105,6 @@ std::optional<std::vector<ChannelSegment>> absorbable_segments(const ir::Graph& 
   std::sort(segs.begin(), segs.end(), [](const ChannelSegment& a, const ChannelSegment& b) { return a.range.c0 < b.range.c0; });
   return segs;
 }
-
-std::optional<GatePattern> gate_pattern(const ir::Graph& g, int producer) { return gate_pattern(g, ChannelFacts(g), producer); }
 
 std::optional<GatePattern> gate_pattern(const ir::Graph& g, const ChannelFacts& f, int producer) {
   const std::vector<size_t> slices = channel_slice_readers(g, f, producer);

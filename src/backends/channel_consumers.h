@@ -40,7 +40,6 @@ struct ChannelSegment {
 // The producer's output split by its readers, every one a channel Slice of a disjoint range, in
 // channel order; nullopt when some reader is not, when the output or a slice is a graph output,
 // when the producer has an epilogue, or when no segment has an absorbable consumer.
-std::optional<std::vector<ChannelSegment>> absorbable_segments(const ir::Graph& graph, int producer);
 std::optional<std::vector<ChannelSegment>> absorbable_segments(const ir::Graph& graph, const ChannelFacts& facts, int producer);
 
 // The WaveNet gate on the producer's output a: out = U_a(a[:, A]) * U_b(a[:, B]) for two channel
@@ -52,7 +51,6 @@ struct GatePattern {
   bool a_is_lhs = false;  // the Mul step reads U_a's value as its left operand
   ir::ValueId out = ir::kNoValue;  // U_b's output: the gate
 };
-std::optional<GatePattern> gate_pattern(const ir::Graph& graph, int producer);
 std::optional<GatePattern> gate_pattern(const ir::Graph& graph, const ChannelFacts& facts, int producer);
 
 }  // namespace lockstep::backends

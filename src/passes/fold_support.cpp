@@ -32,13 +32,35 @@ int64_t output_bytes(const ir::Graph& graph, const ir::Node& node) {
   return total;
 }
 
-bool moves_data(ir::Op op) {
+namespace {
+
+// Ops whose outputs are elements of their inputs (moved, selected or repeated; Pad's fill is
+// converted to x's dtype either way): folded in the stored dtype, bit-identical to the float64
+// path, which widened every input and narrowed every output.
+bool moves_elements(ir::Op op) {
   switch (op) {
-    case ir::Op::Pad: case ir::Op::Slice: case ir::Op::Transpose: case ir::Op::Concat: case ir::Op::Expand:
-    case ir::Op::Gather: case ir::Op::Split:
+    case ir::Op::Slice: case ir::Op::Transpose: case ir::Op::Unsqueeze: case ir::Op::Squeeze:
+    case ir::Op::Reshape: case ir::Op::Flatten: case ir::Op::Concat: case ir::Op::Expand:
+    case ir::Op::Split: case ir::Op::Identity: case ir::Op::Pad: case ir::Op::Gather:
+    case ir::Op::GatherElements: case ir::Op::GatherND:
       return true;
     default:
       return false;
+  }
+}
+
+}  // namespace
+
+// The element moves that copy bytes and that a backend runs at any index shape: not the reshapes
+// (they share their input's bytes), not GatherND/GatherElements (a backend may refuse their index
+// shapes, e.g. cuda's GatherND tuples over 8; folding never does).
+bool moves_data(ir::Op op) {
+  switch (op) {
+    case ir::Op::Reshape: case ir::Op::Flatten: case ir::Op::Squeeze: case ir::Op::Unsqueeze: case ir::Op::Identity:
+    case ir::Op::GatherND: case ir::Op::GatherElements:
+      return false;
+    default:
+      return moves_elements(op);
   }
 }
 
@@ -77,21 +99,6 @@ bool fold_constant_of_shape(ir::Graph& graph, const ir::Node& node) {
   const Tensor fill = value ? *value : Tensor::scalar<float>(0.0f);
   out.constant = filled_with(out.dtype, out.shape, static_cast<const std::byte*>(fill.raw()));
   return true;
-}
-
-// Ops whose outputs are elements of their inputs (moved, selected or repeated; Pad's fill is
-// converted to x's dtype either way): folded in the stored dtype, bit-identical to the float64
-// path, which widened every input and narrowed every output.
-bool moves_elements(ir::Op op) {
-  switch (op) {
-    case ir::Op::Slice: case ir::Op::Transpose: case ir::Op::Unsqueeze: case ir::Op::Squeeze:
-    case ir::Op::Reshape: case ir::Op::Flatten: case ir::Op::Concat: case ir::Op::Expand:
-    case ir::Op::Split: case ir::Op::Identity: case ir::Op::Pad: case ir::Op::Gather:
-    case ir::Op::GatherElements: case ir::Op::GatherND:
-      return true;
-    default:
-      return false;
-  }
 }
 
 // True when `node` moves elements and its floating data (input 0, Concat's every input) already

@@ -17,12 +17,12 @@ int64_t output_bytes(const ir::Graph& graph, const ir::Node& node);
 // (a voice's flows folded 24 zero tensors of ~0.5 MB at every new length: ~8 ms of probe).
 inline constexpr int64_t kFillAtRunTimeBytes = int64_t{64} << 10;
 // In a run-time shape segment, data moved out of constants (a Pad, Slice, Transpose, Concat,
-// Expand, Gather or Split of them) from this size on is moved on the device at each run
+// Expand, Split or Gather of them) from this size on is moved on the device at each run
 // instead of folded on the host at each new length: the voice's relative-position tables (9 rows
 // padded to 2L-1, sliced, transposed: ~0.4 MB each at 500 phonemes) cost ~6 ms of a 13 s
 // sentence's probe and went to the device as constants. Exact either way: the bytes only move.
 inline constexpr int64_t kMoveAtRunTimeBytes = int64_t{64} << 10;
-// Whether `op` only moves or repeats its input's elements (the ops kMoveAtRunTimeBytes names).
+// The element moves kMoveAtRunTimeBytes names (Pad, Slice, Transpose, Concat, Expand, Split, Gather).
 bool moves_data(ir::Op op);
 // all_inputs_constant, outputs of known size within `max_bytes` (a moves_data op's within
 // `max_moved_bytes`), and not a large fill.

@@ -25,7 +25,7 @@ int node(const ir::Graph& g, const char* onnx_name) {
 
 TEST(ChannelConsumers, WaveNetGateAfterTheInLayerConv) {
   const ir::Graph g = compiled({});
-  const auto gate = gate_pattern(g, node(g, "conv_in"));
+  const auto gate = gate_pattern(g, ChannelFacts(g), node(g, "conv_in"));
   ASSERT_TRUE(gate);
   EXPECT_EQ(g.nodes[gate->unary_a].op, ir::Op::Tanh);
   EXPECT_EQ(g.nodes[gate->unary_b].op, ir::Op::Sigmoid);
@@ -34,12 +34,12 @@ TEST(ChannelConsumers, WaveNetGateAfterTheInLayerConv) {
   EXPECT_EQ(gate->a.len, 64);
   EXPECT_TRUE(gate->a_is_lhs);  // Mul(tanh, sigmoid): the tanh value on the left
   EXPECT_EQ(g.value(gate->out).name, "acts");
-  EXPECT_FALSE(gate_pattern(g, node(g, "conv_rs")));
+  EXPECT_FALSE(gate_pattern(g, ChannelFacts(g), node(g, "conv_rs")));
 }
 
 TEST(ChannelConsumers, ResidualAndSkipAfterTheResSkipConv) {
   const ir::Graph g = compiled({});
-  const auto segs = absorbable_segments(g, node(g, "conv_rs"));
+  const auto segs = absorbable_segments(g, ChannelFacts(g), node(g, "conv_rs"));
   ASSERT_TRUE(segs);
   ASSERT_EQ(segs->size(), 2u);
   const ChannelSegment& res = (*segs)[0];
@@ -65,13 +65,13 @@ TEST(ChannelConsumers, GateValueNeededElsewhereIsNotAGate) {
   test::WnLayerOptions o;
   o.tanh_is_output = true;
   const ir::Graph g = compiled(o);
-  EXPECT_FALSE(gate_pattern(g, node(g, "conv_in")));
+  EXPECT_FALSE(gate_pattern(g, ChannelFacts(g), node(g, "conv_in")));
 }
 
 // The residual range absorbs, the skip range stays in conv_rs's output for its Slice.
 void expect_only_the_residual_absorbed(const test::WnLayerOptions& o, const char* what) {
   const ir::Graph g = compiled(o);
-  const auto segs = absorbable_segments(g, node(g, "conv_rs"));
+  const auto segs = absorbable_segments(g, ChannelFacts(g), node(g, "conv_rs"));
   ASSERT_TRUE(segs) << what;
   ASSERT_EQ(segs->size(), 2u) << what;
   EXPECT_GE((*segs)[0].consumer, 0) << what;
@@ -94,7 +94,7 @@ TEST(ChannelConsumers, ProducerReadByANonSliceHasNoSegments) {
   g.nodes.push_back(b.node(ir::Op::Relu, "relu_rs", {rs}, r));
   g.outputs.push_back(r);
   passes::run_pipeline(g, {});
-  EXPECT_FALSE(absorbable_segments(g, node(g, "conv_rs")));
+  EXPECT_FALSE(absorbable_segments(g, ChannelFacts(g), node(g, "conv_rs")));
 }
 
 }  // namespace

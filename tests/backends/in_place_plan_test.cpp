@@ -34,10 +34,11 @@ std::vector<size_t> float32_bytes(const ir::Graph& g) {
 // cuda/conv_tc.cu and cuda/conv_ffma.cu build theirs.
 std::vector<EarlyAccess> every_absorption(const ir::Graph& g) {
   std::vector<EarlyAccess> accesses;
+  const ChannelFacts facts(g);
   for (int p = 0; p < static_cast<int>(g.nodes.size()); ++p) {
-    if (const auto gate = gate_pattern(g, p))
+    if (const auto gate = gate_pattern(g, facts, p))
       accesses.push_back({p, {gate->slice_a, gate->slice_b, gate->unary_a, gate->unary_b}, {gate->out}, {}, {}});
-    const auto segments = absorbable_segments(g, p);
+    const auto segments = absorbable_segments(g, facts, p);
     if (!segments) continue;
     EarlyAccess a{p, {}, {}, {g.nodes[static_cast<size_t>(p)].inputs[0]}, {}};
     bool own = false;
