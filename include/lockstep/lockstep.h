@@ -137,8 +137,12 @@ class Backend {
   virtual bool available(std::string* why_not = nullptr) const = 0;
   // A reason when the backend cannot run this node, nullopt when it can.
   virtual std::optional<std::string> unsupported_reason(const ir::Graph& graph, const ir::Node& node) const = 0;
-  // `graph` has been through passes::run_pipeline (shapes known, planned).
+  // `graph` has been through passes::run_pipeline (shapes known, planned, unless plans_memory()
+  // and the caller left the plan out).
   virtual std::unique_ptr<Executable> compile(const ir::Graph& graph, const Options& options) const = 0;
+  // True when compile() makes its own memory plan from the graph (the CUDA executor's in-place
+  // plan): a run-time shape segment then skips the pipeline's plan, which would be redone.
+  virtual bool plans_memory() const { return false; }
 };
 
 // "reference", "cpu", "cuda"; nullptr for an unknown name.

@@ -107,6 +107,10 @@ class DynamicExecutable final : public Executable {
       if (ir::has_data_dependent_shape(node.op))
         for (ir::ValueId v : node.inputs)
           if (v != ir::kNoValue) host_reader_[static_cast<size_t>(v)] = 1;
+    // LOCKSTEP_SEGMENT_PLAN=pipeline: the pipeline plans every segment, also for a backend that
+    // plans again for itself (Backend::plans_memory), as before (A/B timing).
+    const char* plan = std::getenv("LOCKSTEP_SEGMENT_PLAN");
+    backend_plans_ = backend_.plans_memory() && !(plan && std::string_view(plan) == "pipeline");
     // LOCKSTEP_SEGMENT_VALUES=host: every segment value crosses the host, as before (A/B, tests).
     const char* route = std::getenv("LOCKSTEP_SEGMENT_VALUES");
     all_to_host_ = route && std::string_view(route) == "host";
@@ -508,6 +512,8 @@ class DynamicExecutable final : public Executable {
     pipeline.observe = options_.observe;
     pipeline.max_memory_bytes = cap_;
     pipeline.fold_moved_max_bytes = moved_max_bytes_;
+    // A backend that plans for itself would redo the pipeline's plan (safe mode keeps it: no replan).
+    pipeline.plan = !backend_plans_ || options_.safe;
     std::vector<Shape> seg_shapes;
     for (ir::ValueId v : seg_outputs) seg_shapes.push_back(s.value(v).shape);
     auto t_pipeline = std::chrono::steady_clock::now();
@@ -538,9 +544,10 @@ class DynamicExecutable final : public Executable {
         throw Error(ErrorCode::UnsupportedOp, backend_.name() + " backend: " + *reason, node.name,
                     ir::op_name(node.op));
     for (ir::ValueId v : s.inputs) entry->inputs.push_back(source_id[static_cast<size_t>(v)]);
-    entry->bytes = s.plan ? s.plan->arena_bytes : 0;
     auto t_compile = std::chrono::steady_clock::now();
     entry->exe = backend_.compile(s, options_);
+    const auto& plan = pipeline.plan ? s.plan : entry->exe->graph().plan;
+    entry->bytes = plan ? plan->arena_bytes : 0;
     if (trace_)
       std::cerr << "lockstep: run-time shapes:   pipeline " << pipeline_ms << " ms, " << backend_.name() << " compile "
                 << ms_since(t_compile) << " ms (" << s.nodes.size() << " kernels); copy " << copy_ms
@@ -620,6 +627,7 @@ class DynamicExecutable final : public Executable {
   std::vector<char> parameter_reader_;  // per value: read as a parameter input by some node
   std::vector<char> host_reader_;       // per value: read on the host (see the constructor)
   bool all_to_host_ = false;            // LOCKSTEP_SEGMENT_VALUES=host
+  bool backend_plans_ = false;          // segments go to the backend unplanned (Backend::plans_memory)
   std::vector<Prediction> predictions_;  // per source node (dynamic/predict.h); empty: none
   SegmentCache cache_;
   Stats stats_;

@@ -52,14 +52,21 @@ void bind_inputs(ir::Graph& graph, const std::map<std::string, Shape>& shapes) {
   }
 }
 
-namespace {
-
 bool has_run_time_shapes(const ir::Graph& graph) {
   for (const auto& node : graph.nodes)
     for (ir::ValueId id : node.outputs)
       if (id != ir::kNoValue && !graph.value(id).shape_known()) return true;
   return false;
 }
+
+bool plan_when_shapes_known(ir::Graph& graph, int64_t max_memory_bytes) {
+  if (has_run_time_shapes(graph)) return false;
+  plan_memory(graph, max_memory_bytes);
+  check_memory_plan(graph);
+  return true;
+}
+
+namespace {
 
 // Dumps and hands the graph to the test hook after each pass.
 class PassLogger {
@@ -107,11 +114,7 @@ std::vector<std::string> run_pipeline(ir::Graph& graph, const PipelineOptions& o
   logger.after("eliminate_dead_code", graph);
   // A value whose shape is known only at run time (a NonZero output) cannot be planned: such a
   // graph runs on the reference, or in segments through the run-time shape stage.
-  if (options.plan && !has_run_time_shapes(graph)) {
-    plan_memory(graph, options.max_memory_bytes);
-    check_memory_plan(graph);
-    logger.after("plan_memory", graph);
-  }
+  if (options.plan && plan_when_shapes_known(graph, options.max_memory_bytes)) logger.after("plan_memory", graph);
   ir::verify(graph);
   return ctx.log();
 }

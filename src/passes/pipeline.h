@@ -61,4 +61,10 @@ void bind_inputs(ir::Graph& graph, const std::map<std::string, Shape>& shapes);
 // models, tests/passes/preserve_reference_test.cpp.
 std::vector<std::string> run_pipeline(ir::Graph& graph, const PipelineOptions& options);
 
+// Whether some node's output shape is known only at run time (such a graph cannot be planned).
+bool has_run_time_shapes(const ir::Graph& graph);
+// The pipeline's last step: plan_memory and check_memory_plan, unless shapes are left to run time
+// (false, nothing planned). For backends that plan for themselves (Backend::plans_memory).
+bool plan_when_shapes_known(ir::Graph& graph, int64_t max_memory_bytes);
+
 }  // namespace lockstep::passes

@@ -164,6 +164,48 @@ TEST(CudaVoice, PiperArchNoiseOnAgreesWithCpuAndReference) {
   EXPECT_EQ(shas.front(), shas.back()) << "lengths A, B, C, A: the two A runs differ";
 }
 
+// cuda plans its segments once (Backend::plans_memory: the pipeline leaves them unplanned and the
+// executor's in-place plan, or the plain one where that changes nothing, is the only one). Oracle:
+// cuda as before, through a wrapper that asks the pipeline for its plan first: the same bits, eager
+// first runs and graph replays, noise off and on.
+class PipelinePlannedCuda final : public Backend {
+ public:
+  std::string name() const override { return "cuda"; }
+  bool available(std::string* why) const override { return cuda::backend().available(why); }
+  std::optional<std::string> unsupported_reason(const ir::Graph& g, const ir::Node& n) const override {
+    return cuda::backend().unsupported_reason(g, n);
+  }
+  std::unique_ptr<Executable> compile(const ir::Graph& g, const Options& o) const override {
+    ++(g.plan ? came_planned : came_unplanned);
+    return cuda::backend().compile(g, o);
+  }
+  mutable int came_planned = 0, came_unplanned = 0;
+};
+
+TEST(CudaVoice, SegmentsPlannedOnceGiveThePlannedTwiceBits) {
+  LOCKSTEP_REQUIRE_GPU();
+  ASSERT_TRUE(cuda::backend().plans_memory());
+  Model model = Model::load(arch_model(1));
+  PipelinePlannedCuda twice;
+  auto once_exe = dynamic::compile_dynamic(model.graph(), cuda::backend(), Options{});
+  auto twice_exe = dynamic::compile_dynamic(model.graph(), twice, Options{});
+  for (bool noise : {false, true}) {
+    RunOptions seed7;
+    seed7.seed = 7;
+    for (int n : {31, 9, 77, 31}) {
+      SCOPED_TRACE(std::to_string(n) + " phonemes, noise " + (noise ? "on" : "off"));
+      std::vector<Tensor> in = arch_inputs({1, n});
+      if (noise) in[2] = Tensor::from_vector<float>({3}, {0.667f, 1.0f, 0.8f});
+      for (int run = 0; run < 2; ++run)  // the first is eager where the length is new, the second a replay
+        EXPECT_TRUE(same_bits(once_exe->run(in, seed7).at(0).clone(), twice_exe->run(in, seed7).at(0)));
+    }
+  }
+  EXPECT_EQ(twice.came_unplanned, 0);
+  EXPECT_GT(twice.came_planned, 1);
+  EXPECT_EQ(dynamic::stats(*once_exe)->segments_compiled, dynamic::stats(*twice_exe)->segments_compiled);
+  EXPECT_GT(dynamic::stats(*once_exe)->cached_bytes, 0);
+}
+
 // Segment values that only other segments read stay in device memory (run_resident): the same
 // bits as every value through the host (LOCKSTEP_SEGMENT_VALUES=host), in eager first runs and in
 // graph replay, nothing fetched back unforeseen, fewer bytes to the host and fewer waits.

@@ -56,6 +56,8 @@ class CudaBackend final : public Backend {
         throw Error(ErrorCode::UnsupportedOp, "cuda backend: " + *reason, node.name, ir::op_name(node.op));
     return std::make_unique<CudaExecutable>(graph, options);
   }
+  // replan() plans every graph again for its views, absorptions and in-place pairs.
+  bool plans_memory() const override { return true; }
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "backends/cuda/executor.h"
 #include "backends/cuda/families.h"
 #include "backends/in_place_plan.h"
+#include "passes/pipeline.h"
 
 namespace lockstep::cuda {
 
@@ -56,9 +57,11 @@ void CudaExecutable::take_views() {
 // The plan is made again (backends::plan_in_place, kept only within Options.max_memory_bytes):
 // every dense channel view lies inside its input, which stays live until the view's last reader,
 // and absorbed consumers' values live from their producer's step, its operands to the last
-// absorbed node. Safe mode keeps the graph's plan.
+// absorbed node. A graph that comes unplanned (a run-time shape segment: Backend::plans_memory)
+// gets the pipeline's plain plan only where the in-place one changes nothing or is over the cap.
+// Safe mode keeps every value in its own slot.
 void CudaExecutable::replan() {
-  if (options_.safe || !graph_.plan) return;
+  if (options_.safe || (!graph_.plan && passes::has_run_time_shapes(graph_))) return;
   std::vector<size_t> bytes(graph_.values.size());
   // A run-time shape segment carries the whole model's value table: values outside it may have
   // unknown (negative) dims; no node here reads them.
@@ -77,9 +80,11 @@ void CudaExecutable::replan() {
     graph_.plan = before;  // over the cap: the graph's plan, fewer absorptions and views
     planned_views_.clear();
   }
+  if (!graph_.plan) passes::plan_when_shapes_known(graph_, options_.max_memory_bytes);
   if (env_is("LOCKSTEP_CUDA_ABSORB_LOG", "1"))
-    std::fprintf(stderr, "lockstep cuda: memory plan %lld bytes (the graph's %lld), live bound %lld; %zu views planned in place\n",
-                 static_cast<long long>(graph_.plan->arena_bytes), static_cast<long long>(before->arena_bytes),
+    std::fprintf(stderr, "lockstep cuda: memory plan %lld bytes (the plain plan's %s), live bound %lld; %zu views planned in place\n",
+                 static_cast<long long>(graph_.plan->arena_bytes),
+                 before ? std::to_string(before->arena_bytes).c_str() : "not made",
                  static_cast<long long>(graph_.plan->lower_bound_bytes), planned_views_.size());
 }
 
