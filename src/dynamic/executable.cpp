@@ -16,6 +16,7 @@
 #include "core/host_scratch.h"
 #include "dynamic/predict.h"
 #include "dynamic/probe.h"
+#include "dynamic/segment_copy.h"
 #include "passes/fold_support.h"
 #include "passes/pipeline.h"
 #include "reference/evaluate.h"
@@ -24,6 +25,11 @@
 namespace lockstep::dynamic {
 
 namespace {
+
+bool env_is_zero(const char* name) {
+  const char* value = std::getenv(name);
+  return value && std::string_view(value) == "0";
+}
 
 double ms_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
@@ -318,70 +324,29 @@ class DynamicExecutable final : public Executable {
   // segment; with `predict`, through the NonZeros predictions_ covers.
   EntryPtr build(const std::vector<char>& done, bool predict) {
     const auto t_build = std::chrono::steady_clock::now();
-    // The not-yet-run nodes and only the values they and the graph outputs refer to, renumbered
-    // densely (source_id maps back): the probe, the passes and the backend copy and walk a
-    // segment's values, not the voice's whole table (~5,000) at each miss.
-    ir::Graph g;
-    g.name = source_.name;
-    g.opset = source_.opset;
-    std::vector<ir::ValueId> source_id;  // g's value id -> source_'s
-    std::vector<ir::ValueId> local(source_.values.size(), ir::kNoValue);
-    std::vector<char> known;
-    auto take = [&](ir::ValueId v) -> ir::ValueId {
-      if (v == ir::kNoValue) return v;
-      ir::ValueId& id = local[static_cast<size_t>(v)];
-      if (id != ir::kNoValue) return id;
-      id = static_cast<ir::ValueId>(g.values.size());
-      source_id.push_back(v);
-      const ir::Value& from = source_.values[static_cast<size_t>(v)];
-      known.push_back(this->known(v));
-      ir::Value& value = g.values.emplace_back();
-      if (!known.back()) {
-        value = from;
-      } else {  // its symbolic dims are spent: not copied
-        value.name = from.name;
-        value.constant = from.constant;
-        value.dtype = env_dtype_[static_cast<size_t>(v)];
-        value.shape = shape_of(v);
-        if (env_const_[static_cast<size_t>(v)] || parameter_reader_[static_cast<size_t>(v)]) {
-          const Tensor& t = host_value(v);
-          value.constant = t.dtype() == value.dtype || !is_floating(t.dtype()) ? t : t.to(value.dtype);
-        }
+    // The not-yet-run nodes and the values they refer to (segment_copy.h), usually copied ahead;
+    // what this run knows is filled in here.
+    CopyKey copy_key{done, std::vector<char>(source_.values.size(), 0), predict};
+    for (size_t v = 0; v < source_.values.size(); ++v) copy_key.known[v] = this->known(static_cast<ir::ValueId>(v));
+    SegmentCopy copy = copies_.take(copy_key);
+    stats_.copies_made_ahead = copies_.made_ahead();
+    ir::Graph& g = copy.graph;
+    const std::vector<ir::ValueId>& source_id = copy.source_id;
+    const std::vector<ir::ValueId>& local = copy.local;
+    const std::vector<char>& known = copy.known;
+    const std::vector<size_t>& left_out = copy.left_out;
+    const std::vector<int>& origin = copy.origin;
+    std::vector<Prediction>& predicted = copy.predicted;
+    for (size_t i = 0; i < g.values.size(); ++i) {
+      if (!known[i]) continue;
+      const ir::ValueId v = source_id[i];
+      ir::Value& value = g.values[i];
+      value.dtype = env_dtype_[static_cast<size_t>(v)];
+      value.shape = shape_of(v);
+      if (env_const_[static_cast<size_t>(v)] || parameter_reader_[static_cast<size_t>(v)]) {
+        const Tensor& t = host_value(v);
+        value.constant = t.dtype() == value.dtype || !is_floating(t.dtype()) ? t : t.to(value.dtype);
       }
-      return id;
-    };
-    for (ir::ValueId v : source_.inputs) g.inputs.push_back(take(v));
-    for (ir::ValueId v : source_.outputs) g.outputs.push_back(take(v));
-    // Nodes downstream of a host node that has not run (NonZero) wait whatever the probe finds:
-    // they are left out of the copy (a voice's encoder segment copies ~700 of its ~2,750 nodes).
-    // What they read is kept for later, and what they read as parameters keys the next segment.
-    std::vector<char> waits(source_.values.size(), 0);  // produced by a host node or a node left out
-    std::vector<size_t> left_out;
-    std::vector<int> origin;  // g.nodes index -> source node index
-    std::vector<Prediction> predicted;  // per g.nodes
-    for (size_t n = 0; n < source_.nodes.size(); ++n) {
-      if (done[n]) continue;
-      const ir::Node& from = source_.nodes[n];
-      const Prediction prediction = predict ? predictions_[n] : Prediction::None;
-      const bool downstream = std::any_of(from.inputs.begin(), from.inputs.end(), [&](ir::ValueId v) {
-        return v != ir::kNoValue && waits[static_cast<size_t>(v)];
-      }) || std::any_of(from.epilogue.begin(), from.epilogue.end(), [&](const ir::EpilogueStep& step) {
-        return step.operand != ir::kNoValue && waits[static_cast<size_t>(step.operand)];
-      });
-      if (downstream || (ir::has_data_dependent_shape(from.op) && prediction == Prediction::None &&
-                         !passes::all_inputs_constant(source_, from)))
-        for (ir::ValueId v : from.outputs)
-          if (v != ir::kNoValue) waits[static_cast<size_t>(v)] = 1;
-      if (downstream) {
-        left_out.push_back(n);
-        continue;
-      }
-      ir::Node& node = g.nodes.emplace_back(from);
-      for (ir::ValueId& v : node.inputs) v = take(v);
-      for (ir::ValueId& v : node.outputs) v = take(v);
-      for (auto& step : node.epilogue) step.operand = take(step.operand);
-      origin.push_back(static_cast<int>(n));
-      predicted.push_back(prediction);
     }
     const double copy_ms = ms_since(t_build);
     auto t_probe = std::chrono::steady_clock::now();
@@ -638,6 +603,9 @@ class DynamicExecutable final : public Executable {
   std::vector<Shape> resident_shape_;                               // their shapes, as the probe gave them
   std::vector<DType> env_dtype_;
   std::vector<char> env_const_;
+  // Last: destroyed first, while source_ and predictions_ that its threads read still live.
+  // LOCKSTEP_SEGMENT_COPY_AHEAD=0: every miss copies while it waits (A/B timing).
+  CopiesAhead copies_{source_, predictions_, !env_is_zero("LOCKSTEP_SEGMENT_COPY_AHEAD")};
 };
 
 }  // namespace

@@ -26,6 +26,7 @@ struct CacheLimits {
 struct Stats {
   int64_t runs = 0;
   int64_t segments_compiled = 0;  // cache misses, over the executable's life
+  int64_t copies_made_ahead = 0;  // misses that took a segment copy made ahead (segment_copy.h)
   int64_t segment_hits = 0;
   int64_t evictions = 0;
   int last_run_segments = 0;      // compiled segments the last run went through
