@@ -8,8 +8,9 @@
 //
 // Throughput comes from lanes: on cpu (and the reference) each lane is the voice compiled for one
 // thread, and the lanes take the batch's utterances longest first, one each at a time — a core per
-// utterance instead of every core on each in turn, with no barrier between them. The cpu kernels'
-// bits do not depend on the thread count, so a lane gives the batch-1 bits. Run-time shapes are
+// utterance instead of every core on each in turn, with no barrier between them. The kernels a
+// voice's convs run on from 32 channels give bits that do not depend on the thread count, so a lane
+// gives the batch-1 bits; oneDNN's, under 32 channels, may not on AVX-512 (docs/piper.md "Batches"). Run-time shapes are
 // specialised per utterance length, exactly as at batch 1 (no length buckets: a bucket would pad).
 // cuda defaults to 4 lanes (each an executable with its own stream: the host work of one utterance
 // overlaps the device work of others), vulkan to one (docs/piper.md "Batches").
