@@ -197,7 +197,10 @@ def test_a_grid_of_scales_and_speakers_on_a_multi_speaker_voice(tmp_path, multi)
     failed = {i: r["error"] for i, r in m.items() if r["status"] == "failed"}
     assert sorted(failed) == ["hi.ls0.8.sp9", "hi.ls1.2.sp9"]
     assert all("speaker 9 is not a speaker of this voice (it has 4: 0..3)" in e for e in failed.values())
-    voice = lp.PiperVoice.load(str(model), threads=2)
+    # At a lane's thread count: the worker ran the grid's rows as a batch on lanes of one thread, and
+    # this fixture's 8- and 16-channel convs (oneDNN) give other bits at other thread counts on AVX-512
+    # (docs/piper.md "Batches"; the real voices' do not).
+    voice = lp.PiperVoice.load(str(model), threads=1)
     rec = m["hi.ls1.2.sp2"]
     voice.session.seed = rec["seed"]
     buf = io.BytesIO()
