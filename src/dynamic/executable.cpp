@@ -26,9 +26,10 @@ namespace lockstep::dynamic {
 
 namespace {
 
-bool env_is_zero(const char* name) {
-  const char* value = std::getenv(name);
-  return value && std::string_view(value) == "0";
+// Whether environment variable `name` is set to `value` (the stage's A/B switches).
+bool env_is(const char* name, std::string_view value) {
+  const char* set = std::getenv(name);
+  return set && value == set;
 }
 
 double ms_since(std::chrono::steady_clock::time_point t) {
@@ -115,14 +116,11 @@ class DynamicExecutable final : public Executable {
           if (v != ir::kNoValue) host_reader_[static_cast<size_t>(v)] = 1;
     // LOCKSTEP_SEGMENT_PLAN=pipeline: the pipeline plans every segment, also for a backend that
     // plans again for itself (Backend::plans_memory), as before (A/B timing).
-    const char* plan = std::getenv("LOCKSTEP_SEGMENT_PLAN");
-    backend_plans_ = backend_.plans_memory() && !(plan && std::string_view(plan) == "pipeline");
+    backend_plans_ = backend_.plans_memory() && !env_is("LOCKSTEP_SEGMENT_PLAN", "pipeline");
     // LOCKSTEP_SEGMENT_VALUES=host: every segment value crosses the host, as before (A/B, tests).
-    const char* route = std::getenv("LOCKSTEP_SEGMENT_VALUES");
-    all_to_host_ = route && std::string_view(route) == "host";
+    all_to_host_ = env_is("LOCKSTEP_SEGMENT_VALUES", "host");
     // LOCKSTEP_PREDICT_SELECTIONS=0: every NonZero waits for the host (A/B, tests).
-    const char* predict = std::getenv("LOCKSTEP_PREDICT_SELECTIONS");
-    if (!(predict && std::string_view(predict) == "0")) {
+    if (!env_is("LOCKSTEP_PREDICT_SELECTIONS", "0")) {
       predictions_ = predict_selections(source_);
       if (std::none_of(predictions_.begin(), predictions_.end(), [](Prediction p) { return p != Prediction::None; }))
         predictions_.clear();
@@ -605,7 +603,7 @@ class DynamicExecutable final : public Executable {
   std::vector<char> env_const_;
   // Last: destroyed first, while source_ and predictions_ that its threads read still live.
   // LOCKSTEP_SEGMENT_COPY_AHEAD=0: every miss copies while it waits (A/B timing).
-  CopiesAhead copies_{source_, predictions_, !env_is_zero("LOCKSTEP_SEGMENT_COPY_AHEAD")};
+  CopiesAhead copies_{source_, predictions_, !env_is("LOCKSTEP_SEGMENT_COPY_AHEAD", "0")};
 };
 
 }  // namespace
